@@ -1,0 +1,170 @@
+"""Provider-neutral conversation types.
+
+Adapters convert these to and from wire formats at the edge; everything else in
+tether speaks only these. Values are frozen so a message, once in the transcript,
+cannot change under anyone's feet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+__all__ = [
+    "FinishReason",
+    "Message",
+    "Role",
+    "StopReason",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class FinishReason(StrEnum):
+    """Why one model response ended."""
+
+    STOP = "stop"
+    TOOL_CALLS = "tool_calls"
+    LENGTH = "length"
+    CONTENT_FILTER = "content_filter"
+    OTHER = "other"
+
+
+class StopReason(StrEnum):
+    """Why a whole run ended; maps onto the CLI's exit codes."""
+
+    COMPLETED = "completed"
+    MAX_TURNS = "max_turns"
+    MAX_TOKENS = "max_tokens"
+    TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
+    PROVIDER_ERROR = "provider_error"
+
+    @property
+    def is_limit(self) -> bool:
+        return self in (StopReason.MAX_TURNS, StopReason.MAX_TOKENS, StopReason.TIMEOUT)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call as the model sent it; `arguments` is raw, untrusted JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(id=str(data["id"]), name=str(data["name"]), arguments=str(data["arguments"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one tool call produced, as the model will read it."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One entry of the conversation.
+
+    `tool_call_id`, `name` and `is_error` are set only on role "tool";
+    `tool_calls` and `reasoning` only on role "assistant".
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    reasoning: str | None = None
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def tool(cls, result: ToolResult) -> Message:
+        return cls(
+            role="tool",
+            content=result.content,
+            tool_call_id=result.call_id,
+            name=result.name,
+            is_error=result.is_error,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A compact JSON-ready form: empty optional fields are left out."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        if self.is_error:
+            data["is_error"] = True
+        if self.reasoning:
+            data["reasoning"] = self.reasoning
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        role = data["role"]
+        if role not in ("system", "user", "assistant", "tool"):
+            raise ValueError(f"unknown message role {role!r}")
+        return cls(
+            role=role,
+            content=str(data.get("content") or ""),
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            is_error=bool(data.get("is_error", False)),
+            reasoning=data.get("reasoning"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the provider reported them.
+
+    `input_tokens` includes the cached ones; `cached_tokens` is the part served from
+    the provider's prompt cache, `cache_write_tokens` the part written to it.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
