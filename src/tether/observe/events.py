@@ -23,7 +23,7 @@ __all__ = [
     "ReasoningDelta",
     "RetryScheduled",
     "RunFinished",
-    "RunStarted",
+    "SessionStarted",
     "Subscriber",
     "TextDelta",
     "ToolCallDelta",
@@ -63,8 +63,8 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class RunStarted(Event):
-    type: ClassVar[str] = "run_started"
+class SessionStarted(Event):
+    type: ClassVar[str] = "session_started"
     session_id: str
     model: str
     workspace: str

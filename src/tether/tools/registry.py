@@ -33,6 +33,7 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     bash_timeout: float = 120.0
     output_limit: int = 30_000
+    max_timeout: float = 600.0  # the most a model may ask one bash command to run
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,259 @@
+"""The agent loop: call the model, run the tools it asks for, repeat until it stops.
+
+`Agent.run(task)` handles one user request and returns a `RunResult`; the
+conversation lives on across runs (interactive sessions call `run` again). Limits
+on turns, tokens and wall time end a run with one last tool-less call asking for a
+summary. Every tool call gets exactly one result, whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from tether.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_PROVIDER,
+    ProviderError,
+)
+from tether.memory.sessions import Transcript
+from tether.messages import Message, StopReason, ToolCall, ToolResult, Usage
+from tether.models.base import Model, ModelRequest, ModelResponse
+from tether.observe.events import (
+    AssistantMessage,
+    EventBus,
+    LimitReached,
+    LoopWarning,
+    RunFinished,
+    ToolFinished,
+    ToolStarted,
+    TurnStarted,
+    UserMessage,
+)
+from tether.tools.dispatch import Dispatcher, Interrupted
+
+__all__ = ["Agent", "Limits", "RunResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-run limits; `max_tokens` counts input plus output over all turns."""
+
+    max_turns: int = 100
+    max_tokens: int | None = None
+    timeout: float | None = None
+    loop_guard: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    session_id: str
+    stop_reason: StopReason
+    result: str
+    turns: int
+    usage: Usage
+    duration_s: float
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's documented exit code for how this run ended."""
+        if self.stop_reason is StopReason.COMPLETED:
+            return EXIT_OK
+        if self.stop_reason is StopReason.PROVIDER_ERROR:
+            return EXIT_PROVIDER
+        if self.stop_reason is StopReason.INTERRUPTED:
+            return EXIT_INTERRUPTED
+        return EXIT_LIMIT
+
+
+class Agent:
+    """Owns the conversation of one session and drives its turns."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        dispatcher: Dispatcher,
+        system_prompt: str,
+        bus: EventBus,
+        transcript: Transcript,
+        limits: Limits = Limits(),
+    ) -> None:
+        self.model = model
+        self.dispatcher = dispatcher
+        self.system_prompt = system_prompt
+        self.bus = bus
+        self.transcript = transcript
+        self.limits = limits
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self._tools = dispatcher.registry.specs()
+        self._last_call: tuple[str, str] | None = None
+        self._repeats = 0
+
+    @property
+    def session_id(self) -> str:
+        return self.transcript.session_id
+
+    def run(self, task: str) -> RunResult:
+        """Work on `task` until the model answers without tool calls or a limit hits."""
+        start, turns, usage = time.monotonic(), 0, Usage()
+        self.bus.emit(UserMessage(task))
+        self._append(Message.user(task))
+        self.transcript.sync()
+        try:
+            while True:
+                limit = self._limit_hit(turns, usage, start)
+                if limit is not None:
+                    reason, detail = limit
+                    self.bus.emit(LimitReached(reason, detail))
+                    text, extra = self._summarize(detail)
+                    return self._finish(reason, text, turns, usage + extra, start)
+                turns += 1
+                self.bus.emit(TurnStarted(turns))
+                response = self._call_model()
+                usage += response.usage
+                if not response.message.tool_calls:
+                    return self._finish(
+                        StopReason.COMPLETED, response.message.content, turns, usage, start
+                    )
+                for call in response.message.tool_calls:
+                    self._append(Message.tool(self._execute(call, start)))
+                self.transcript.sync()
+        except ProviderError as exc:
+            return self._finish(StopReason.PROVIDER_ERROR, "", turns, usage, start, str(exc))
+        except (KeyboardInterrupt, Interrupted) as exc:
+            if isinstance(exc, Interrupted):
+                self._append(Message.tool(exc.result))
+            self._close_dangling("Not run: the user interrupted the step.")
+            return self._finish(StopReason.INTERRUPTED, "", turns, usage, start)
+
+    def _call_model(self, *, tool_choice: str = "auto") -> ModelResponse:
+        request = ModelRequest(
+            system=self.system_prompt,
+            messages=tuple(self.messages),
+            tools=self._tools,
+            tool_choice="none" if tool_choice == "none" else "auto",
+        )
+        response = self.model.complete(request, self.bus.emit)
+        self.usage += response.usage
+        self.bus.emit(AssistantMessage(response.message, response.usage, response.finish_reason))
+        self._append(
+            response.message,
+            usage=response.usage.to_dict(),
+            finish_reason=str(response.finish_reason),
+        )
+        return response
+
+    def _execute(self, call: ToolCall, start: float) -> ToolResult:
+        self.bus.emit(ToolStarted(call))
+        began = time.monotonic()
+        remaining = None
+        if self.limits.timeout is not None:
+            remaining = max(0.0, self.limits.timeout - (began - start))
+        try:
+            result = self.dispatcher.execute(call, timeout=remaining)
+        except Interrupted as exc:
+            self.bus.emit(ToolFinished(call, exc.result, time.monotonic() - began))
+            raise
+        result = self._guard_loops(call, result)
+        self.bus.emit(ToolFinished(call, result, time.monotonic() - began))
+        return result
+
+    def _guard_loops(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """The same call (name + arguments) N times in a row earns a note to change tack."""
+        signature = (call.name, _canonical(call.arguments))
+        self._repeats = self._repeats + 1 if signature == self._last_call else 1
+        self._last_call = signature
+        if self._repeats < self.limits.loop_guard:
+            return result
+        self.bus.emit(LoopWarning(call, self._repeats))
+        note = (
+            f"\n\n[tether] You have made this exact call {self._repeats} times in a row. "
+            "Repeating it will not give a different result: step back, reconsider what you "
+            "know, and try a different approach."
+        )
+        return ToolResult(result.call_id, result.name, result.content + note, result.is_error)
+
+    def _limit_hit(self, turns: int, usage: Usage, start: float) -> tuple[StopReason, str] | None:
+        lim = self.limits
+        if turns >= lim.max_turns:
+            return StopReason.MAX_TURNS, f"the turn limit ({lim.max_turns}) was reached"
+        if lim.max_tokens is not None and usage.total_tokens >= lim.max_tokens:
+            return StopReason.MAX_TOKENS, (
+                f"the token limit ({lim.max_tokens:,}) was reached "
+                f"({usage.total_tokens:,} tokens used)"
+            )
+        if lim.timeout is not None and time.monotonic() - start >= lim.timeout:
+            return StopReason.TIMEOUT, f"the time limit ({lim.timeout:g} s) was reached"
+        return None
+
+    def _summarize(self, detail: str) -> tuple[str, Usage]:
+        """One last call, tools switched off, for a report the user can act on."""
+        self._append(
+            Message.user(
+                f"[tether] The run is stopping because {detail}. Do not call any tools. "
+                "Reply with a short summary: what you did, what remains to be done, and "
+                "anything the user should check."
+            )
+        )
+        try:
+            response = self._call_model(tool_choice="none")
+        except ProviderError:
+            return "", Usage()
+        self._close_dangling("Not run: the run had stopped at a limit.")
+        return response.message.content, response.usage
+
+    def _close_dangling(self, text: str) -> None:
+        """Give every tool call of the last assistant message a result (invariant 2)."""
+        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        for message in reversed(self.messages):
+            if message.role == "assistant":
+                for call in message.tool_calls:
+                    if call.id not in answered:
+                        result = ToolResult(call.id, call.name, text, is_error=True)
+                        self._append(Message.tool(result))
+                break
+
+    def _append(self, message: Message, **extra: object) -> None:
+        self.messages.append(message)
+        self.transcript.message(message, **extra)
+
+    def _finish(
+        self,
+        reason: StopReason,
+        text: str,
+        turns: int,
+        usage: Usage,
+        start: float,
+        error: str | None = None,
+    ) -> RunResult:
+        result = RunResult(
+            self.session_id, reason, text, turns, usage, time.monotonic() - start, error
+        )
+        self.transcript.append(
+            {
+                "type": "run_end",
+                "stop_reason": str(reason),
+                "turns": turns,
+                "usage": usage.to_dict(),
+                "duration_s": round(result.duration_s, 3),
+                "error": error,
+            }
+        )
+        self.transcript.sync()
+        self.bus.emit(
+            RunFinished(self.session_id, reason, text, turns, usage, result.duration_s, error)
+        )
+        return result
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True)
+    except (ValueError, TypeError, RecursionError):
+        return arguments

@@ -1,0 +1,183 @@
+"""The `tether` command: argument parsing and subcommands, nothing else.
+
+Exit codes (also in `tether --help`):
+  0    the model finished the task
+  1    internal error (a bug in tether)
+  2    usage error (bad command line)
+  3    configuration error (missing key or model, bad config file)
+  4    provider failure (the endpoint failed after retries, or refused the request)
+  5    a limit was reached (--max-turns, --max-tokens, --timeout)
+  130  interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tether import __version__
+from tether.config import PERMISSION_MODES, CliOverrides
+from tether.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, TetherError, UsageError
+
+__all__ = ["main"]
+
+_EXIT_CODES = """\
+exit codes:
+  0    the model finished the task
+  1    internal error (a bug in tether)
+  2    usage error (bad command line)
+  3    configuration error (missing API key or model, bad config file)
+  4    provider failure (the endpoint failed after retries, or refused the request)
+  5    a limit was reached (--max-turns, --max-tokens, --timeout)
+  130  interrupted (Ctrl-C)
+
+endpoint and model: TETHER_BASE_URL, TETHER_API_KEY, TETHER_MODEL (or OPENAI_BASE_URL,
+OPENAI_API_KEY), then BASE_URL=, API_KEY=, MODEL= lines in ~/.agents/env; --base-url and
+--model override both. State (transcripts) lives under $TETHER_HOME
+(default ~/.local/state/tether).
+
+commands:
+  tether demo          watch a scripted agent fix a bug (no API key needed)
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `tether` command; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] == "demo":
+            from tether.demo import run_demo
+
+            demo = _demo_parser().parse_args(args[1:])
+            return run_demo(demo.keep, pause_s=demo.pause)
+        return _run(_parser().parse_args(args))
+    except TetherError as exc:
+        _error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_INTERNAL
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether",
+        description="A coding agent that works inside the current directory.",
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", nargs="?", help=argparse.SUPPRESS)
+    parser.add_argument("--version", action="version", version=f"tether {__version__}")
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="task",
+        metavar="TASK",
+        help="run TASK headless and exit ('-' reads the task from stdin)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="headless output: the final answer (text), one JSON object at the end (json), "
+        "or one JSON event per line as it happens (stream-json)",
+    )
+    parser.add_argument("--model", help="model name (overrides TETHER_MODEL)")
+    parser.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        help="how tool calls are approved (every call runs until permissions land)",
+    )
+    parser.add_argument(
+        "--max-turns", type=_positive(int), help="model calls per task (default 100)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=_positive(int), help="input + output tokens per task (default: none)"
+    )
+    parser.add_argument("--timeout", type=_positive(float), help="wall-clock seconds per task")
+    parser.add_argument(
+        "-C", "--workspace", type=Path, help="work in this directory (default: the current one)"
+    )
+    parser.add_argument(
+        "--no-stream", action="store_true", help="ask the endpoint for whole responses, not SSE"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="headless: show tool activity on stderr"
+    )
+    return parser
+
+
+def _demo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether demo",
+        description="Run a scripted agent session on a copy of a small project with a failing "
+        "test. The model is scripted; the loop, tools and files are real.",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the project copy afterwards")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.6,
+        metavar="SECONDS",
+        help="pause before each scripted reply, so a person can follow (default 0.6)",
+    )
+    return parser
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+    return parse
+
+
+def _run(ns: argparse.Namespace) -> int:
+    if ns.command is not None:
+        raise UsageError(
+            f"unknown command {ns.command!r}. To run a task headless: tether -p {ns.command!r}; "
+            "for the demo: tether demo"
+        )
+    from tether.config import load_settings
+
+    overrides = CliOverrides(
+        model=ns.model,
+        base_url=ns.base_url,
+        workspace=ns.workspace,
+        permission_mode=ns.permission_mode,
+        max_turns=ns.max_turns,
+        max_tokens=ns.max_tokens,
+        timeout=ns.timeout,
+        stream=False if ns.no_stream else None,
+    )
+    if ns.task is None:
+        if ns.output_format != "text":
+            raise UsageError("--output-format needs a task: tether -p TASK --output-format json")
+        from tether.ui.prompt import interactive
+
+        return interactive(load_settings(overrides))
+    task = sys.stdin.read() if ns.task == "-" else ns.task
+    if not task.strip():
+        raise UsageError("the task is empty; pass it as tether -p 'TASK'")
+    settings = load_settings(overrides)
+    from tether.ui.headless import run_headless
+
+    return run_headless(settings, task, output_format=ns.output_format, verbose=ns.verbose)
+
+
+def _error(text: str) -> None:
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        sys.stderr.write(f"tether: {text}\n")

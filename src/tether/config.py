@@ -1,0 +1,302 @@
+"""Settings, merged once from defaults, TOML files, the environment and flags.
+
+Endpoint and credentials: flags, then `TETHER_*` / `OPENAI_*` environment variables,
+then `~/.agents/env`. Everything else (limits, tool timeouts): defaults, then the
+user's `~/.config/tether/config.toml`, then the project's `.tether/config.toml`, then
+flags. The result is one frozen `Settings`; nothing reads the environment later.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from tether.errors import ConfigError
+
+__all__ = [
+    "PERMISSION_MODES",
+    "CliOverrides",
+    "PermissionMode",
+    "Settings",
+    "load_settings",
+    "public_endpoint",
+]
+
+PermissionMode = Literal["default", "accept-edits", "plan", "auto"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "plan", "auto")
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a run needs to know, decided before it starts."""
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    api_key: str | None = field(default=None, repr=False)
+    workspace: Path = field(default_factory=Path.cwd)
+    home: Path = field(default_factory=lambda: Path.home() / ".local/state/tether")
+    permission_mode: PermissionMode = "default"
+    # Limits of one run (one user request); max_tokens counts input + output.
+    max_turns: int = 100
+    max_tokens: int | None = None
+    timeout: float | None = None
+    # The model wire.
+    stream: bool = True
+    request_timeout: float = 600.0
+    max_attempts: int = 6
+    retry_base_delay: float = 1.0
+    # Tools.
+    bash_timeout: float = 120.0
+    tool_timeout: float = 600.0
+    output_limit: int = 30_000
+    loop_guard: int = 3
+    config_files: tuple[Path, ...] = ()
+
+    def public(self) -> dict[str, Any]:
+        """The settings as they may be written to a transcript: no secrets."""
+        return {
+            "model": self.model,
+            "endpoint": public_endpoint(self.base_url),
+            "workspace": str(self.workspace),
+            "permission_mode": self.permission_mode,
+            "max_turns": self.max_turns,
+            "max_tokens": self.max_tokens,
+            "timeout": self.timeout,
+            "stream": self.stream,
+            "request_timeout": self.request_timeout,
+            "max_attempts": self.max_attempts,
+            "bash_timeout": self.bash_timeout,
+            "tool_timeout": self.tool_timeout,
+            "output_limit": self.output_limit,
+            "loop_guard": self.loop_guard,
+            "config_files": [str(p) for p in self.config_files],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CliOverrides:
+    """What the command line said; None means "not given"."""
+
+    model: str | None = None
+    base_url: str | None = None
+    workspace: Path | None = None
+    permission_mode: PermissionMode | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    stream: bool | None = None
+
+
+# TOML keys: section -> key -> (Settings field, type)
+_TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
+    "limits": {
+        "max_turns": ("max_turns", int),
+        "max_tokens": ("max_tokens", int),
+        "timeout": ("timeout", float),
+    },
+    "model": {
+        "stream": ("stream", bool),
+        "request_timeout": ("request_timeout", float),
+        "max_attempts": ("max_attempts", int),
+        "retry_base_delay": ("retry_base_delay", float),
+    },
+    "tools": {
+        "bash_timeout": ("bash_timeout", float),
+        "timeout": ("tool_timeout", float),
+        "output_limit": ("output_limit", int),
+        "loop_guard": ("loop_guard", int),
+    },
+}
+_TOP_LEVEL: dict[str, tuple[str, type]] = {"permission_mode": ("permission_mode", str)}
+
+
+def load_settings(
+    overrides: CliOverrides,
+    *,
+    environ: Mapping[str, str] | None = None,
+    require_model: bool = True,
+) -> Settings:
+    """Merge every source into one `Settings`, or raise `ConfigError` saying what to fix."""
+    env = os.environ if environ is None else environ
+    home_dir = Path(env.get("HOME") or Path.home())
+    workspace = (overrides.workspace or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise ConfigError(f"The workspace {workspace} is not a directory.")
+
+    values: dict[str, Any] = {}
+    config_home = Path(env.get("XDG_CONFIG_HOME") or home_dir / ".config")
+    used: list[Path] = []
+    for path in (config_home / "tether/config.toml", workspace / ".tether/config.toml"):
+        if path.is_file():
+            values.update(_read_toml(path))
+            used.append(path)
+
+    agents_env = _read_env_file(home_dir / ".agents/env")
+    base_url = (
+        overrides.base_url
+        or env.get("TETHER_BASE_URL")
+        or env.get("OPENAI_BASE_URL")
+        or agents_env.get("BASE_URL")
+        or DEFAULT_BASE_URL
+    ).rstrip("/")
+    api_key = env.get("TETHER_API_KEY") or env.get("OPENAI_API_KEY") or agents_env.get("API_KEY")
+    model = overrides.model or env.get("TETHER_MODEL") or agents_env.get("MODEL") or ""
+    _check_url(base_url)
+
+    if require_model and not model:
+        raise ConfigError(
+            "No model is set. Set TETHER_MODEL in the environment (for example "
+            "TETHER_MODEL=gpt-4.1), add a MODEL= line to ~/.agents/env, or pass --model. "
+            f"The endpoint in use is {public_endpoint(base_url)}."
+        )
+    if require_model and not api_key and not _is_local(base_url):
+        raise ConfigError(
+            f"No API key is set for {public_endpoint(base_url)}. Set TETHER_API_KEY (or "
+            "OPENAI_API_KEY) in the environment, or add an API_KEY= line to ~/.agents/env. "
+            "To use a server that needs no key (Ollama, llama.cpp, vLLM on this machine), "
+            "point TETHER_BASE_URL or --base-url at it instead, e.g. "
+            "http://127.0.0.1:11434/v1."
+        )
+
+    for name in ("max_turns", "max_tokens", "timeout", "stream", "permission_mode"):
+        given = getattr(overrides, name)
+        if given is not None:
+            values[name] = given
+    if env.get("TETHER_HOME"):
+        values["home"] = Path(env["TETHER_HOME"]).expanduser()
+    else:
+        state = Path(env.get("XDG_STATE_HOME") or home_dir / ".local/state")
+        values["home"] = state / "tether"
+
+    settings = Settings(
+        model=model,
+        base_url=base_url,
+        api_key=api_key or None,
+        workspace=workspace,
+        config_files=tuple(used),
+        **values,
+    )
+    _validate(settings)
+    return settings
+
+
+def public_endpoint(url: str) -> str:
+    """The URL with any user:password and query string removed: safe to log."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _validate(s: Settings) -> None:
+    if s.permission_mode not in PERMISSION_MODES:
+        raise ConfigError(
+            f"Unknown permission mode {s.permission_mode!r}; use one of "
+            + ", ".join(PERMISSION_MODES)
+            + "."
+        )
+    positive = {
+        "max_turns": s.max_turns,
+        "max_tokens": s.max_tokens,
+        "timeout": s.timeout,
+        "request_timeout": s.request_timeout,
+        "max_attempts": s.max_attempts,
+        "bash_timeout": s.bash_timeout,
+        "tool timeout": s.tool_timeout,
+        "output_limit": s.output_limit,
+        "loop_guard": s.loop_guard,
+    }
+    for name, value in positive.items():
+        if value is not None and value <= 0:
+            raise ConfigError(f"{name} must be positive, got {value}.")
+    if s.retry_base_delay < 0:
+        raise ConfigError(f"retry_base_delay must not be negative, got {s.retry_base_delay}.")
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"The base URL {public_endpoint(url)!r} is not an http(s) URL. "
+            "Set TETHER_BASE_URL to something like https://api.openai.com/v1."
+        )
+
+
+def _is_local(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines; `#` comments, `export ` prefixes and quotes allowed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    result: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        result[key.strip()] = value
+    return result
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """Known keys only: a typo in a config file is an error, not silently ignored."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}.") from None
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _TOP_LEVEL:
+            target, kind = _TOP_LEVEL[key]
+            values[target] = _typed(path, key, value, kind)
+            continue
+        section = _TOML_SCHEMA.get(key)
+        if section is None or not isinstance(value, dict):
+            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL]))
+            raise ConfigError(f"{path}: unknown setting {key!r}; known: {known}.")
+        for sub, sub_value in value.items():
+            if sub not in section:
+                known = ", ".join(sorted(section))
+                raise ConfigError(f"{path}: unknown setting [{key}] {sub!r}; known: {known}.")
+            target, kind = section[sub]
+            values[target] = _typed(path, f"[{key}] {sub}", sub_value, kind)
+    return values
+
+
+def _typed(path: Path, name: str, value: Any, kind: type) -> Any:
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(
+            f"{path}: {name} must be {kind.__name__}, got {type(value).__name__} {value!r}."
+        )
+    return value

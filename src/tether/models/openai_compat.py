@@ -1,0 +1,313 @@
+"""A thin client for OpenAI-compatible chat-completions endpoints.
+
+One class serves OpenAI, OpenRouter, vLLM, Ollama and llama.cpp's server: they
+all speak `POST {base_url}/chat/completions`, streamed as SSE or as one JSON
+body. Conversion lives in `openai_wire.py`; this module does the HTTP, turns each
+failure into one of our `ProviderError`s, and retries the transient ones through
+`retry.py`, reporting each retry as a `RetryScheduled` event.
+
+Error messages name the endpoint and the HTTP status, never the API key: the key
+is scrubbed from every message we build, and so is any user:password in a URL.
+
+After a `RetryScheduled` event the answer starts over: text and tool-call deltas
+streamed before the failure belong to the abandoned attempt.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+from tether import __version__
+from tether.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    ContextLengthError,
+    ModelNotFoundError,
+    ProviderError,
+    TransientError,
+)
+from tether.models.base import ModelRequest, ModelResponse, OnEvent
+from tether.models.http import make_client
+from tether.models.openai_wire import (
+    ResponseAssembler,
+    is_context_length,
+    parse_usage,
+    provider_message,
+    request_body,
+)
+from tether.models.retry import RetryPolicy, call_with_retries, parse_retry_after
+from tether.models.sse import iter_sse
+from tether.observe.events import RetryScheduled
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["OpenAICompatModel", "display_url"]
+
+_USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
+_CREDENTIALS = re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',;]+")
+_TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+
+
+def display_url(url: str) -> str:
+    """The URL without user:password, fit for messages and logs."""
+    return _USERINFO.sub("", url)
+
+
+def _chat_url(base_url: str) -> str:
+    """`{base_url}/chat/completions`, keeping any query string (Azure's api-version)."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+class OpenAICompatModel:
+    """The `Model` for any chat-completions endpoint; one HTTP client per instance.
+
+    `request_timeout` is the longest wait for the next bytes of an answer, not
+    for the whole answer; connecting may take 10 s and sending the request 30 s.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        stream: bool = True,
+        request_timeout: float = 600.0,
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, so sharing is safe
+    ) -> None:
+        if urlsplit(base_url).scheme.lower() not in ("http", "https"):
+            shown = display_url(base_url)
+            raise ConfigError(
+                f"the base URL must start with http:// or https://, not {shown!r} "
+                "(set TETHER_BASE_URL, e.g. http://127.0.0.1:8000/v1)"
+            )
+        if not model:
+            raise ConfigError("no model name is set (set TETHER_MODEL)")
+        if not request_timeout > 0:
+            raise ConfigError(f"request_timeout must be positive, not {request_timeout!r}")
+        self._base_url = base_url
+        self._url = _chat_url(base_url)
+        self._shown_url = display_url(self._url)
+        self._api_key = api_key or None
+        self._model = model
+        self._stream = stream
+        self._timeout = request_timeout
+        self._retry = retry
+        self._call_numbers = itertools.count(1)
+        self._client: httpx.Client | None = None
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    def complete(self, request: ModelRequest, on_event: OnEvent) -> ModelResponse:
+        """One chat completion, retried on transient failures (see the module doc)."""
+        body = json.dumps(
+            request_body(request, model=self._model, stream=self._stream), ensure_ascii=False
+        ).encode()
+
+        def report(attempt: int, delay: float, reason: str) -> None:
+            on_event(RetryScheduled(attempt=attempt, delay=delay, reason=reason))
+
+        return call_with_retries(
+            lambda: self._attempt(body, on_event), self._retry, on_retry=report
+        )
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> OpenAICompatModel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- one attempt ------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            headers = {"User-Agent": f"tether/{__version__}"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            self._client = make_client(self._base_url, timeout_s=self._timeout, headers=headers)
+        return self._client
+
+    def _attempt(self, body: bytes, on_event: OnEvent) -> ModelResponse:
+        client = self._http()  # imports httpx on first use
+        import httpx
+
+        accept = "text/event-stream" if self._stream else "application/json"
+        headers = {"Content-Type": "application/json", "Accept": accept}
+        assembler = ResponseAssembler(on_event, lambda: f"call_{next(self._call_numbers)}")
+        try:
+            with client.stream("POST", self._url, content=body, headers=headers) as response:
+                if response.status_code >= 300:
+                    response.read()
+                    raise self._status_error(response)
+                content_type = response.headers.get("content-type", "")
+                if self._stream and "json" not in content_type:
+                    return self._read_stream(response.iter_bytes(), assembler)
+                return self._read_json(response.read(), assembler)
+        except httpx.TimeoutException as exc:
+            raise self._transient(self._timeout_reason(exc)) from exc
+        except httpx.ConnectError as exc:
+            raise self._transient(f"cannot connect to {self._shown_url}: {exc}") from exc
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            reason = f"the connection to {self._shown_url} broke ({type(exc).__name__}: {exc})"
+            raise self._transient(reason) from exc
+
+    def _read_stream(self, chunks: Iterator[bytes], assembler: ResponseAssembler) -> ModelResponse:
+        """Consume the whole SSE body (so the connection can be reused) and assemble it."""
+        done = finished = False
+        model = self._model
+        for event in iter_sse(chunks):
+            if done:
+                continue
+            if event.is_done:
+                done = True
+                continue
+            payload = self._parse_json(event.data, "in the stream")
+            if event.event == "error" or payload.get("error"):
+                self._raise_stream_error(payload)
+            if isinstance(payload.get("model"), str) and payload["model"]:
+                model = payload["model"]
+            assembler.usage = parse_usage(payload.get("usage")) or assembler.usage
+            choices = payload.get("choices")
+            for choice in choices if isinstance(choices, list) else ():
+                if not isinstance(choice, Mapping) or choice.get("index") not in (None, 0):
+                    continue
+                delta = choice.get("delta") or choice.get("message") or {}
+                if isinstance(delta, Mapping):
+                    assembler.add_delta(delta)
+                if choice.get("finish_reason"):
+                    assembler.finish_reason = str(choice["finish_reason"])
+                    finished = True
+        if not (done or finished):
+            raise self._transient(
+                f"truncated stream: {self._shown_url} ended the answer early "
+                "(no finish_reason and no [DONE])"
+            )
+        return assembler.response(model=model)
+
+    def _read_json(self, content: bytes, assembler: ResponseAssembler) -> ModelResponse:
+        payload = self._parse_json(content.decode("utf-8", "replace"), "as the answer")
+        if payload.get("error"):
+            self._raise_stream_error(payload)
+        choices = payload.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
+            detail = json.dumps(payload)[:200]
+            raise self._transient(f"{self._shown_url} answered without a message: {detail}")
+        assembler.add_message(choice["message"])
+        reason = choice.get("finish_reason")
+        assembler.finish_reason = reason if isinstance(reason, str) else None
+        assembler.usage = parse_usage(payload.get("usage"))
+        model = payload.get("model")
+        return assembler.response(model=model if isinstance(model, str) else self._model)
+
+    # -- errors -----------------------------------------------------------------------
+
+    def _clean(self, text: str) -> str:
+        """The text without the API key, bearer/basic credentials or URL user:password."""
+        if self._api_key:
+            text = text.replace(self._api_key, "[redacted]")
+        return display_url(_CREDENTIALS.sub(r"\1[redacted]", text))
+
+    def _transient(
+        self, reason: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> TransientError:
+        return TransientError(self._clean(reason), status=status, retry_after=retry_after)
+
+    def _parse_json(self, text: str, where: str) -> dict[str, Any]:
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            raise self._transient(f"{self._shown_url} sent malformed JSON {where}: {text[:200]!r}")
+        return payload
+
+    def _raise_stream_error(self, payload: Mapping[str, Any]) -> NoReturn:
+        """An error object inside a 200 answer: worth a retry unless the prompt is too long."""
+        detail = provider_message(dict(payload))
+        error = payload.get("error")
+        code = error.get("code") if isinstance(error, Mapping) else None
+        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        if is_context_length(json.dumps(payload)):
+            message = f"the conversation no longer fits the model's context window: {detail}"
+            raise ContextLengthError(self._clean(message), status=status)
+        raise self._transient(f"{self._shown_url} reported an error: {detail}", status=status)
+
+    def _timeout_reason(self, exc: httpx.TimeoutException) -> str:
+        import httpx
+
+        if isinstance(exc, httpx.ConnectTimeout):
+            return f"timed out connecting to {self._shown_url}"
+        if isinstance(exc, httpx.ReadTimeout):
+            return f"{self._shown_url} sent nothing for {self._timeout:g} s (request_timeout)"
+        return f"timed out talking to {self._shown_url} ({type(exc).__name__})"
+
+    def _status_error(self, response: httpx.Response) -> ProviderError:
+        """The `ProviderError` for an HTTP error status; only transient ones are retried."""
+        status = response.status_code
+        raw = response.text
+        detail = provider_message(raw)
+        where = f"{self._shown_url} (HTTP {status})"
+        if status in (401, 403):
+            hint = (
+                "the endpoint rejected the API key; check TETHER_API_KEY (or OPENAI_API_KEY)"
+                if self._api_key
+                else "the endpoint wants an API key; set TETHER_API_KEY"
+            )
+            return AuthenticationError(self._clean(f"{hint}. {where}: {detail}"), status=status)
+        if status == 404:
+            message = (
+                f"{where} does not know model {self._model!r}: {detail}. Check TETHER_MODEL, "
+                "and that TETHER_BASE_URL is the API root (usually ending in /v1)"
+            )
+            return ModelNotFoundError(self._clean(message), status=status)
+        if status != 429 and (status == 413 or is_context_length(raw)):
+            message = (
+                f"the conversation no longer fits the model's context window. {where}: {detail}"
+            )
+            return ContextLengthError(self._clean(message), status=status)
+        if status in _TRANSIENT_STATUSES or status >= 500:
+            return self._transient(
+                f"{where}: {detail}", status=status, retry_after=_retry_after(response.headers)
+            )
+        if 300 <= status < 400:
+            target = display_url(response.headers.get("location", "elsewhere"))
+            message = f"{where} redirects to {target}; set TETHER_BASE_URL to the final address"
+            return BadRequestError(self._clean(message), status=status)
+        return BadRequestError(
+            self._clean(f"{where} rejected the request: {detail}"), status=status
+        )
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms` (OpenAI) or `Retry-After`."""
+    try:
+        millis = float(headers.get("retry-after-ms", ""))
+    except ValueError:
+        return parse_retry_after(headers.get("retry-after"))
+    return max(0.0, millis / 1000) if math.isfinite(millis) else None

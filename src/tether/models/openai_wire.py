@@ -1,0 +1,325 @@
+"""The OpenAI chat-completions wire format, converted at the edge. Pure; no I/O.
+
+`request_body` turns a `ModelRequest` into the JSON body; `ResponseAssembler`
+builds one `ModelResponse` from streamed deltas or a whole message, emitting
+`TextDelta`/`ReasoningDelta`/`ToolCallDelta` events as it goes. It tolerates the
+ways real servers (vLLM, Ollama, llama.cpp, OpenRouter) differ from OpenAI:
+tool-call fragments without `index` or `id`, whole arguments in one chunk,
+arguments sent as an object, several calls all numbered 0, reasoning under
+`reasoning_content` or `reasoning`, and cached-token counts in several places.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.messages import FinishReason, Message, ToolCall, Usage
+from tether.models.base import ModelRequest, ModelResponse, OnEvent
+from tether.observe.events import ReasoningDelta, TextDelta, ToolCallDelta
+
+__all__ = [
+    "ResponseAssembler",
+    "is_context_length",
+    "map_finish_reason",
+    "parse_usage",
+    "provider_message",
+    "request_body",
+    "wire_message",
+]
+
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "end_turn": FinishReason.STOP,
+    "eos": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "length": FinishReason.LENGTH,
+    "max_tokens": FinishReason.LENGTH,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+# Lower-case fragments of the "prompt too long" errors of OpenAI, vLLM, llama.cpp,
+# OpenRouter/Anthropic, Groq, Mistral, Gemini and friends.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "maximum context",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "prompt is too long",
+    "prompt too long",
+    "input is too long",
+    "too many input tokens",
+    "input token count",
+    "reduce the length of the messages",
+)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready copies of mappings and tuples (tool schemas may be read-only views)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """One message in OpenAI form; reasoning is never sent back."""
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def request_body(request: ModelRequest, *, model: str, stream: bool) -> dict[str, Any]:
+    """The chat-completions body: system first, tools and tool_choice only with tools."""
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages += [wire_message(m) for m in request.messages]
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": _plain(spec.parameters),
+                },
+            }
+            for spec in request.tools
+        ]
+        body["tool_choice"] = request.tool_choice
+    if request.max_output_tokens is not None:
+        body["max_tokens"] = request.max_output_tokens
+    body["stream"] = stream
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(0, int(value))
+
+
+def parse_usage(data: Any) -> Usage | None:
+    """Usage from a `usage` object, or None when there is none.
+
+    Cached tokens come from `prompt_tokens_details.cached_tokens` (OpenAI, vLLM),
+    a top-level `cached_tokens` (some servers) or `prompt_cache_hit_tokens` (DeepSeek).
+    """
+    if not isinstance(data, Mapping):
+        return None
+    details = data.get("prompt_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
+    return Usage(
+        input_tokens=_count(data.get("prompt_tokens", data.get("input_tokens"))),
+        output_tokens=_count(data.get("completion_tokens", data.get("output_tokens"))),
+        cached_tokens=_count(details.get("cached_tokens"))
+        or _count(data.get("cached_tokens"))
+        or _count(data.get("prompt_cache_hit_tokens")),
+        cache_write_tokens=_count(details.get("cache_write_tokens")),
+    )
+
+
+def map_finish_reason(raw: Any, *, has_tool_calls: bool) -> FinishReason:
+    """The provider's reason, normalised; "stop" with tool calls means tool calls."""
+    if not isinstance(raw, str) or not raw:
+        return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
+    reason = _FINISH.get(raw.lower(), FinishReason.OTHER)
+    if reason is FinishReason.STOP and has_tool_calls:
+        return FinishReason.TOOL_CALLS
+    return reason
+
+
+def provider_message(body: Any, *, limit: int = 500) -> str:
+    """The human-readable part of an error body (JSON in any common shape, or text)."""
+    data = body
+    if isinstance(body, str | bytes):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return " ".join(text.split())[:limit] or "(empty body)"
+    if isinstance(data, Mapping):
+        error = data.get("error", data)
+        if isinstance(error, str):
+            return error[:limit]
+        if isinstance(error, Mapping):
+            message = error.get("message") or error.get("detail") or error.get("msg")
+            if message:
+                parts = [str(message)]
+                code = error.get("code") or error.get("type")
+                if isinstance(code, str) and code not in parts[0]:
+                    parts.append(f"[{code}]")
+                metadata = error.get("metadata")
+                if isinstance(metadata, Mapping) and metadata.get("raw"):
+                    parts.append(f"(upstream: {metadata['raw']})")  # OpenRouter
+                return " ".join(parts)[:limit]
+    return json.dumps(data, ensure_ascii=False)[:limit]
+
+
+def is_context_length(text: str) -> bool:
+    """Whether an error text says the prompt does not fit the context window."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _CONTEXT_MARKERS)
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _text(value: Any) -> str:
+    """Content as text: a string, or a list of parts with `text` (some servers)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            str(p.get("text", ""))
+            for p in value
+            if isinstance(p, Mapping) and p.get("type") in (None, "text")
+        )
+    return ""
+
+
+def _arguments(call: _PartialCall) -> str:
+    text = "".join(call.arguments)
+    return text if text.strip() else "{}"
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ResponseAssembler:
+    """Collects one answer from deltas (streaming) or a message (plain JSON).
+
+    Events go out as pieces arrive; a plain answer is reported as one delta of
+    each kind, so subscribers see the same events either way. `new_call_id`
+    names tool calls the server sent without an id.
+    """
+
+    def __init__(self, on_event: OnEvent, new_call_id: Callable[[], str]) -> None:
+        self._on_event = on_event
+        self._new_call_id = new_call_id
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_PartialCall] = []
+        self._by_index: dict[int, int] = {}
+        self._by_id: dict[str, int] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    def add_delta(self, delta: Mapping[str, Any]) -> None:
+        """One streamed `delta` object."""
+        reasoning = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
+        if reasoning:
+            self._reasoning.append(reasoning)
+            self._on_event(ReasoningDelta(text=reasoning))
+        text = _text(delta.get("content"))
+        if text:
+            self._text.append(text)
+            self._on_event(TextDelta(text=text))
+        calls = delta.get("tool_calls")
+        for fragment in calls if isinstance(calls, list) else ():
+            if isinstance(fragment, Mapping):
+                self._add_call_fragment(fragment)
+
+    def add_message(self, message: Mapping[str, Any]) -> None:
+        """A whole `message` object from a non-streaming answer."""
+        calls = message.get("tool_calls")
+        numbered = [
+            {**call, "index": position}
+            for position, call in enumerate(calls if isinstance(calls, list) else ())
+            if isinstance(call, Mapping)
+        ]
+        self.add_delta({**message, "tool_calls": numbered})
+
+    def _slot(self, index: Any, call_id: str, name: str) -> int:
+        """Which call a fragment belongs to: by index, else by id, else by position."""
+        if isinstance(index, int) and not isinstance(index, bool):
+            slot = self._by_index.get(index)
+            if slot is not None:
+                known = self._calls[slot].id
+                if not (call_id and known and call_id != known):
+                    return slot  # same call; a new id under an old index is a new call
+            slot = self._by_index[index] = self._open(call_id)
+            return slot
+        if call_id:
+            return self._by_id[call_id] if call_id in self._by_id else self._open(call_id)
+        if self._calls and not (name and self._calls[-1].name):
+            return len(self._calls) - 1
+        return self._open("")
+
+    def _open(self, call_id: str) -> int:
+        self._calls.append(_PartialCall(id=call_id))
+        if call_id:
+            self._by_id[call_id] = len(self._calls) - 1
+        return len(self._calls) - 1
+
+    def _add_call_fragment(self, fragment: Mapping[str, Any]) -> None:
+        function = fragment.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        call_id = _string(fragment.get("id"))
+        name = _string(function.get("name"))
+        slot = self._slot(fragment.get("index"), call_id, name)
+        call = self._calls[slot]
+        if call_id and not call.id:
+            call.id = call_id
+            self._by_id[call_id] = slot
+        if name and not call.name:
+            call.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, Mapping):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        arguments = arguments if isinstance(arguments, str) else ""
+        call.arguments.append(arguments)
+        self._on_event(
+            ToolCallDelta(index=slot, id=call_id or None, name=name or None, arguments=arguments)
+        )
+
+    def response(self, *, model: str) -> ModelResponse:
+        """The finished answer; missing ids are generated and empty arguments are `{}`."""
+        calls = tuple(
+            ToolCall(id=c.id or self._new_call_id(), name=c.name, arguments=_arguments(c))
+            for c in self._calls
+        )
+        message = Message(
+            role="assistant",
+            content="".join(self._text),
+            tool_calls=calls,
+            reasoning="".join(self._reasoning) or None,
+        )
+        return ModelResponse(
+            message=message,
+            usage=self.usage or Usage(),
+            finish_reason=map_finish_reason(self.finish_reason, has_tool_calls=bool(calls)),
+            model=model,
+        )

@@ -1,0 +1,139 @@
+"""A session wires settings into a running agent: model, tools, transcript, events.
+
+The CLI, `tether demo` and library callers all start here, so every front end runs
+the same loop with the same persistence. `Session` is a context manager; closing it
+syncs the transcript and releases the HTTP client.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Mapping
+from types import TracebackType
+
+from tether import __version__
+from tether.agent import Agent, Limits, RunResult
+from tether.config import Settings, public_endpoint
+from tether.context.system_prompt import build_system_prompt
+from tether.memory.sessions import Transcript, new_session_id
+from tether.models.base import Model
+from tether.observe.events import EventBus, Notice, SessionStarted
+from tether.observe.redact import Redactor
+from tether.sandbox.workspace import Workspace
+from tether.tools.builtin import builtin_tools
+from tether.tools.dispatch import Dispatcher
+from tether.tools.registry import Registry, ToolContext
+
+__all__ = ["SECRET_ENV_VARS", "Session", "tool_environment"]
+
+SECRET_ENV_VARS = ("TETHER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+
+
+def tool_environment(environ: Mapping[str, str], secrets: tuple[str, ...]) -> dict[str, str]:
+    """The environment tool processes get: no model keys, no pagers, no prompts."""
+    env = {
+        k: v
+        for k, v in environ.items()
+        if k not in SECRET_ENV_VARS and not any(s and s == v for s in secrets)
+    }
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TETHER": "1"})
+    return env
+
+
+class Session:
+    """One conversation with one model in one workspace, recorded in one transcript."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        bus: EventBus | None = None,
+        model: Model | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.bus = bus or EventBus()
+        self.redact = Redactor([settings.api_key])
+        self.model = model or _openai_model(settings)
+        self.session_id = new_session_id()
+        self.transcript = Transcript.create(
+            settings.home,
+            self.session_id,
+            {
+                "session_id": self.session_id,
+                "tether": __version__,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "python": platform.python_version(),
+                "model": settings.model,
+                "endpoint": public_endpoint(settings.base_url),
+                "workspace": str(settings.workspace),
+                "settings": settings.public(),
+            },
+            self.redact,
+        )
+        context = ToolContext(
+            workspace=Workspace(settings.workspace),
+            env=tool_environment(
+                os.environ if environ is None else environ, (settings.api_key or "",)
+            ),
+            bash_timeout=settings.bash_timeout,
+            output_limit=settings.output_limit,
+        )
+        dispatcher = Dispatcher(
+            Registry(builtin_tools()),
+            context,
+            timeout=settings.tool_timeout,
+            on_internal_error=lambda text: self.bus.emit(Notice("debug", text)),
+        )
+        self.agent = Agent(
+            model=self.model,
+            dispatcher=dispatcher,
+            system_prompt=build_system_prompt(settings.workspace),
+            bus=self.bus,
+            transcript=self.transcript,
+            limits=Limits(
+                max_turns=settings.max_turns,
+                max_tokens=settings.max_tokens,
+                timeout=settings.timeout,
+                loop_guard=settings.loop_guard,
+            ),
+        )
+        self.bus.emit(
+            SessionStarted(
+                self.session_id, settings.model, str(settings.workspace), str(self.transcript.path)
+            )
+        )
+
+    def run(self, task: str) -> RunResult:
+        return self.agent.run(task)
+
+    def close(self) -> None:
+        self.transcript.close()
+        self.model.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _openai_model(settings: Settings) -> Model:
+    from tether.models.openai_compat import OpenAICompatModel
+    from tether.models.retry import RetryPolicy
+
+    return OpenAICompatModel(
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        model=settings.model,
+        stream=settings.stream,
+        request_timeout=settings.request_timeout,
+        retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay=settings.retry_base_delay),
+    )

@@ -1,0 +1,20 @@
+"""The tools every run offers, in the order the model sees them.
+
+The order is part of the request prefix (and so of the prompt cache): change it
+only on purpose.
+"""
+
+from __future__ import annotations
+
+from tether.tools.edit import str_replace
+from tether.tools.files import list_files, read_file, write_file
+from tether.tools.registry import Tool
+from tether.tools.search import search_files
+from tether.tools.shell import bash
+
+__all__ = ["builtin_tools"]
+
+
+def builtin_tools() -> tuple[Tool, ...]:
+    """bash, read_file, write_file, str_replace, list_files, search_files."""
+    return (bash, read_file, write_file, str_replace, list_files, search_files)

@@ -1,0 +1,187 @@
+"""The defensive execute: whatever the model sends, a readable tool result comes back.
+
+Model output is untrusted input. Broken JSON, an unknown tool, missing, extra or
+mistyped arguments, a tool that raises and a tool that hangs all become a result
+the model can act on; none escapes as an exception. The one thing that does escape
+is the user's Ctrl-C, as `Interrupted`, carrying the result for the call it cut.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tether.context.clamp import clamp
+from tether.errors import ToolError
+from tether.messages import ToolCall, ToolResult
+from tether.tools.registry import Registry, Tool, ToolContext
+
+__all__ = ["Dispatcher", "Interrupted"]
+
+_SLACK_S = 1.0  # lets a tool that keeps its own time (bash) report its own timeout
+_GRACE_S = 3.0  # how long a cancelled tool gets to clean up (kill its processes)
+
+
+class Interrupted(Exception):
+    """The user pressed Ctrl-C while a tool ran; `result` closes that call."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__("interrupted by the user")
+        self.result = result
+
+
+@dataclass(slots=True)
+class _Outcome:
+    text: str = ""
+    error: str | None = None
+    # An Event rather than Thread.join: in CPython 3.11 a join interrupted by Ctrl-C
+    # marks the thread as stopped while it still runs, so later joins return at once.
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class Dispatcher:
+    """Runs tool calls from the model against a registry, never raising on bad input."""
+
+    __slots__ = ("_context", "_on_internal_error", "_registry", "_timeout")
+
+    def __init__(
+        self,
+        registry: Registry,
+        context: ToolContext,
+        *,
+        timeout: float = 600.0,
+        on_internal_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self._registry = registry
+        self._context = context
+        self._timeout = timeout
+        self._on_internal_error = on_internal_error
+
+    @property
+    def registry(self) -> Registry:
+        return self._registry
+
+    def execute(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
+        """Run one call; `timeout` (s) caps the run below the dispatcher's own limit."""
+        name = call.name if isinstance(call.name, str) else repr(call.name)
+        tool = self._registry.get(name)
+        if tool is None:
+            return self._error(call, self._unknown_tool(name))
+        try:
+            arguments = _parse_arguments(call.arguments, tool)
+            bound = tool.bind(arguments)
+        except ToolError as exc:
+            return self._error(call, str(exc))
+        limit = self._timeout if timeout is None else max(0.0, min(timeout, self._timeout))
+        return self._run(call, tool, bound, limit)
+
+    def _run(self, call: ToolCall, tool: Tool, bound: dict[str, Any], limit: float) -> ToolResult:
+        ctx = replace(self._context, cancel=threading.Event())
+        if limit < ctx.bash_timeout:
+            ctx = replace(ctx, bash_timeout=max(limit, 0.001), max_timeout=max(limit, 0.001))
+        outcome = _Outcome()
+
+        def work() -> None:
+            try:
+                outcome.text = tool.fn(ctx, **bound)
+                if not isinstance(outcome.text, str):
+                    outcome.error = f"tool {tool.name!r} returned {type(outcome.text).__name__}"
+                    outcome.text = ""
+            except ToolError as exc:
+                outcome.error = str(exc)
+            except Exception as exc:
+                detail = "".join(traceback.format_exception(exc))
+                if self._on_internal_error is not None:
+                    self._on_internal_error(f"tool {tool.name!r} raised:\n{detail}")
+                outcome.error = (
+                    f"tool {tool.name!r} failed unexpectedly ({type(exc).__name__}: {exc}). "
+                    "This is a fault in the tool, not in your call; try another way."
+                )
+            finally:
+                outcome.done.set()
+
+        worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
+        worker.start()
+        try:
+            outcome.done.wait(limit + _SLACK_S)
+        except KeyboardInterrupt:
+            ctx.cancel.set()
+            outcome.done.wait(_GRACE_S)
+            text = outcome.text if outcome.done.is_set() else ""
+            raise Interrupted(
+                ToolResult(call.id, tool.name, _finish(text, "Interrupted by the user."), True)
+            ) from None
+        if not outcome.done.is_set():
+            ctx.cancel.set()
+            outcome.done.wait(_GRACE_S)
+            return self._error(
+                call,
+                f"tool {tool.name!r} did not finish within {limit:g} s and was abandoned. "
+                "Try a smaller or different step.",
+            )
+        if outcome.error is not None:
+            return self._error(call, outcome.error)
+        return ToolResult(call.id, tool.name, clamp(outcome.text, ctx.output_limit))
+
+    def _error(self, call: ToolCall, message: str) -> ToolResult:
+        name = call.name if isinstance(call.name, str) else "?"
+        text = clamp(f"Error: {message}", self._context.output_limit)
+        return ToolResult(call_id=call.id, name=name, content=text, is_error=True)
+
+    def _unknown_tool(self, name: str) -> str:
+        names = self._registry.names
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return (
+            f"there is no tool named {shown!r}.{hint} "
+            f"Available tools: {', '.join(names)}. Call one of them by its exact name."
+        )
+
+
+def _finish(text: str, note: str) -> str:
+    return f"{text}\n{note}" if text else note
+
+
+def _parse_arguments(raw: Any, tool: Tool) -> dict[str, Any]:
+    """The call's arguments as a dict; tolerant of empty and double-encoded JSON."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        raise ToolError(f"the arguments for {tool.name!r} must be a JSON object.")
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+        if isinstance(value, str) and value.strip().startswith("{"):
+            value = json.loads(value)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ToolError(
+            f"the arguments for {tool.name!r} are not valid JSON ({detail}{where}). "
+            f"Send one JSON object, for example {_example(tool)}."
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError(
+            f"the arguments for {tool.name!r} must be a JSON object, not "
+            f"{type(value).__name__}; for example {_example(tool)}."
+        )
+    return value
+
+
+def _example(tool: Tool) -> str:
+    sample: dict[str, Any] = {}
+    for param in tool.params:
+        if param.required:
+            schema = param.schema()
+            kind = schema.get("type")
+            sample[param.name] = {"integer": 1, "number": 1.0, "boolean": True}.get(
+                str(kind), "..."
+            )
+    return json.dumps(sample)

@@ -1,0 +1,302 @@
+"""The file tools: read a file with line numbers, write a whole file, list files.
+
+Every path goes through `Workspace.resolve`, so symlinks and `..` cannot lead
+outside the workspace; every path shown is relative to the workspace root.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from pathlib import Path
+
+from tether.errors import ToolError
+from tether.sandbox.workspace import Workspace
+from tether.tools import ignore
+from tether.tools.registry import ToolContext, tool
+from tether.tools.textio import (
+    TextFile,
+    atomic_write,
+    count_lines,
+    decode,
+    looks_binary,
+    split_lines,
+    to_newline,
+)
+
+__all__ = [
+    "MAX_LINES",
+    "MAX_LINE_CHARS",
+    "MAX_LIST",
+    "list_files",
+    "missing_path_error",
+    "read_file",
+    "regular_file",
+    "write_file",
+]
+
+MAX_LINES = 2000
+MAX_LINE_CHARS = 2000
+MAX_LIST = 1000
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+@tool
+def read_file(
+    ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None
+) -> str:
+    """Read a text file in the workspace, with line numbers like `cat -n`.
+
+    Shows at most 2000 lines per call; lines over 2000 characters are cut. The
+    first line says which lines are shown of how many; when there is more, the last
+    line says which offset to read next. Binary files are not shown (inspect them
+    with bash, e.g. `file` or `xxd | head`). To find text across files use
+    search_files; to see which files exist use list_files.
+
+    Args:
+        path: File path, relative to the workspace root.
+        offset: First line to show, 1-based (default 1).
+        limit: Number of lines to show (default and maximum 2000).
+    """
+    target = regular_file(ctx, path, purpose="read")
+    rel = ctx.workspace.relative(target)
+    start = 1 if offset is None or offset == 0 else offset
+    if start < 0:
+        raise ToolError(f"offset={offset} is invalid: lines are numbered from 1.")
+    if limit is not None and limit <= 0:
+        raise ToolError(f"limit={limit} is invalid: give a positive number of lines.")
+    count = MAX_LINES if limit is None else min(limit, MAX_LINES)
+    size = target.stat().st_size
+    if size > MAX_READ_BYTES:
+        raise ToolError(
+            f"{rel} is {size:,} bytes, too large to read whole. Use search_files to find "
+            f"the part you need, or bash (e.g. `sed -n '100,200p' {rel}`)."
+        )
+    data = _read_bytes(target, rel)
+    if not data:
+        return f"{rel} is empty (0 bytes)."
+    if looks_binary(data):
+        return (
+            f"{rel} is a binary file ({len(data):,} bytes); it cannot be shown as text. "
+            f"Inspect it with bash, e.g. `file {rel}` or `xxd {rel} | head`."
+        )
+    text_file = decode(data)
+    lines = split_lines(text_file.display)
+    total = len(lines)
+    if start > total:
+        raise ToolError(
+            f"offset={start} is past the end of {rel}, which has {total} line"
+            f"{'s' if total != 1 else ''}. Use an offset from 1 to {total}."
+        )
+    return _numbered_view(rel, text_file, lines, start, count, limit, ctx.output_limit)
+
+
+def _numbered_view(
+    rel: str,
+    text_file: TextFile,
+    lines: list[str],
+    start: int,
+    count: int,
+    limit: int | None,
+    budget: int,
+) -> str:
+    total = len(lines)
+    body: list[str] = []
+    used = 0
+    cut_long = 0
+    end = start - 1
+    stopped_by_budget = False
+    for number in range(start, min(start + count, total + 1)):
+        line = lines[number - 1]
+        if len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+            cut_long += 1
+        entry = f"{number:6d}\t{line}"
+        if body and budget > 0 and used + len(entry) + 1 > budget - 300:
+            stopped_by_budget = True
+            break
+        body.append(entry)
+        used += len(entry) + 1
+        end = number
+    notes = [text_file.description] if text_file.description else []
+    if cut_long:
+        notes.append(f"{cut_long} long line{'s' if cut_long != 1 else ''} cut")
+    header = f"{rel}: lines {start}-{end} of {total}"
+    if notes:
+        header += f" ({'; '.join(notes)})"
+    out = [header, *body]
+    if end < total:
+        why = "output limit reached; " if stopped_by_budget else ""
+        if limit is not None and limit > MAX_LINES and not stopped_by_budget:
+            why = f"limit capped at {MAX_LINES}; "
+        out.append(
+            f"[{why}{total - end} more line{'s' if total - end != 1 else ''}: "
+            f"call read_file with offset={end + 1} to continue]"
+        )
+    return "\n".join(out)
+
+
+@tool
+def write_file(ctx: ToolContext, path: str, content: str) -> str:
+    """Create a file, or replace a whole file, with the given content.
+
+    Missing parent directories are created; the write is atomic. Overwriting keeps
+    the file's permissions, its CRLF line endings and its BOM. To change part of an
+    existing file use str_replace instead: it is cheaper and cannot drop lines.
+
+    Args:
+        path: File path, relative to the workspace root.
+        content: The complete new content of the file.
+    """
+    target = ctx.workspace.resolve(path)
+    rel = ctx.workspace.relative(target)
+    old: TextFile | None = None
+    existed = False
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ToolError(f"Cannot write {rel}: {exc.strerror}.") from None
+    else:
+        existed = True
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{rel} is a directory; give a file path to write.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{rel} is not a regular file (a FIFO, socket or device).")
+        data = _read_bytes(target, rel)
+        if not looks_binary(data):
+            old = decode(data)
+    text = content
+    notes: list[str] = []
+    style = TextFile(text="") if old is None else old
+    if old is not None and old.newline == "\r\n" and "\n" in text and "\r\n" not in text:
+        text = to_newline(text, "\r\n")
+        notes.append("kept CRLF line endings")
+    if old is not None and old.bom:
+        notes.append("kept BOM")
+    try:
+        atomic_write(target, style.encode(text))
+    except OSError as exc:
+        raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}.") from None
+    lines = count_lines(text)
+    summary = f"{lines} line{'s' if lines != 1 else ''}"
+    if old is not None:
+        summary += f"; was {count_lines(old.text)}"
+    if notes:
+        summary += "; " + ", ".join(notes)
+    return f"{'Overwrote' if existed else 'Created'} {rel} ({summary})."
+
+
+@tool
+def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = None) -> str:
+    """List the files under a directory, recursively, one path per line.
+
+    Skips `.git` and whatever `.gitignore` excludes; directories are not listed on
+    their own. Paths are relative to the workspace root and sorted; at most 1000
+    are shown, so narrow a big listing with `path` or `pattern`. To search file
+    contents use search_files.
+
+    Args:
+        path: Directory to list, relative to the workspace root (default: the root).
+        pattern: Glob on paths relative to `path`. Without a '/' it matches file
+            names at any depth ('*.py', 'test_*'); with one it matches the whole
+            relative path ('src/*.py' is one level, 'src/**/*.py' any depth).
+            '{a,b}' alternatives work.
+    """
+    directory = ctx.workspace.resolve(path if path is not None else ".")
+    rel_dir = ctx.workspace.relative(directory)
+    if not directory.exists():
+        raise missing_path_error(ctx.workspace, directory)
+    if not directory.is_dir():
+        raise ToolError(f"{rel_dir} is a file, not a directory; read it with read_file.")
+    files = ignore.list_files(ctx.workspace.root, directory)
+    where = "the workspace root" if rel_dir == "." else f"{rel_dir}/"
+    shown = files
+    if pattern is not None and pattern.strip():
+        try:
+            matches = ignore.compile_glob(pattern)
+        except (ValueError, RuntimeError) as exc:
+            raise ToolError(f"Invalid pattern {pattern!r}: {exc}.") from None
+        cut = 0 if rel_dir == "." else len(rel_dir) + 1
+        shown = [f for f in files if matches(f[cut:])]
+        if not shown:
+            return (
+                f"No files under {where} match {pattern!r} ({len(files)} files there in "
+                "total). Without a '/' the pattern matches file names; to list a "
+                "directory, pass it as `path`."
+            )
+    if not shown:
+        with os.scandir(directory) as entries:
+            has_entries = any(True for _ in entries)
+        if has_entries:
+            return (
+                f"No files under {where}: everything there is ignored by .gitignore or "
+                "is an empty directory. Use bash (`ls -la`) to see ignored files."
+            )
+        return f"{where} is empty."
+    out: list[str] = []
+    used = 0
+    for entry in shown[:MAX_LIST]:
+        if ctx.output_limit > 0 and used + len(entry) + 1 > ctx.output_limit - 200:
+            break
+        out.append(entry)
+        used += len(entry) + 1
+    if len(out) < len(shown):
+        out.append(f"... and {len(shown) - len(out)} more; narrow with pattern or path")
+    return "\n".join(out)
+
+
+def regular_file(ctx: ToolContext, path: str, *, purpose: str) -> Path:
+    """Resolve `path` and insist it is an existing regular file (FIFOs would hang)."""
+    target = ctx.workspace.resolve(path)
+    rel = ctx.workspace.relative(target)
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        raise missing_path_error(ctx.workspace, target) from None
+    except OSError as exc:
+        raise ToolError(f"Cannot {purpose} {rel}: {exc.strerror}.") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{rel} is a directory, not a file; use list_files to see its files.")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(
+            f"{rel} is not a regular file (a FIFO, socket or device); "
+            f"the file tools cannot {purpose} it."
+        )
+    return target
+
+
+def missing_path_error(workspace: Workspace, target: Path) -> ToolError:
+    """A "not found" error for `target` (a resolved path) naming likely intended paths."""
+    rel = workspace.relative(target)
+    parent = target.parent
+    candidates: list[str] = []
+    if parent.is_dir():
+        try:
+            with os.scandir(parent) as entries:
+                names = sorted(entry.name for entry in entries)
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(target.name, names, n=5, cutoff=0.6)
+        candidates = [workspace.relative(parent / name) for name in close]
+    if not candidates:
+        same_name = [
+            f for f in ignore.list_files(workspace.root) if f.rpartition("/")[2] == target.name
+        ]
+        candidates = same_name[:5]
+    if not parent.is_dir():
+        lead = f"{rel} does not exist (there is no directory {workspace.relative(parent)})."
+    else:
+        lead = f"{rel} does not exist."
+    if candidates:
+        return ToolError(f"{lead} Did you mean: {', '.join(candidates)}?")
+    return ToolError(f"{lead} Use list_files to see which files exist.")
+
+
+def _read_bytes(target: Path, rel: str) -> bytes:
+    try:
+        return target.read_bytes()
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}.") from None

@@ -1,0 +1,285 @@
+"""`bash`: run a shell command in the workspace and report what it printed.
+
+The command gets its own process group, so a timeout or Ctrl-C kills everything it
+started (SIGTERM, a short grace, then SIGKILL), not just the shell. Output is read
+with `select` in the calling thread into a buffer that keeps only the first and
+last MiB, so a runaway command can neither fill memory nor, by leaving a child
+holding the pipe, keep the tool waiting forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import ToolError
+from tether.tools.registry import ToolContext, tool
+
+__all__ = ["CommandResult", "bash", "run_command"]
+
+_POLL = 0.05  # seconds between checks of the clock and the cancel flag
+_TERM_GRACE = 1.0  # SIGTERM -> SIGKILL
+_LINGER = 0.5  # after the shell exits, how long background jobs may hold the output open
+_DRAIN = 0.5  # after a kill, how long to keep reading what is left in the pipe
+_KEEP_BYTES = 1 << 20  # of output kept at each end
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """How a command ended. `exit_code` is negative for a signal, None if killed by us."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    interrupted: bool = False
+    killed_background: bool = False
+    dropped_bytes: int = 0
+
+
+@tool
+def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
+    """Run a shell command in the workspace root; returns stdout and stderr combined.
+
+    Runs `bash -c` with stdin closed, so interactive programs cannot wait for input
+    (pass input with flags like `-y`, files or heredocs). The last line reports the
+    exit code, a timeout or an interruption; a nonzero exit is shown, not an error.
+    The default timeout is 120 s; on timeout the whole process group is killed.
+    Background jobs (`&`) still attached to the output are killed when the command
+    ends; keep a server running with `nohup cmd > server.log 2>&1 &`. Long output
+    keeps its first and last MiB. For files prefer read_file, list_files,
+    search_files and str_replace.
+
+    Args:
+        command: The command line, as typed into bash.
+        timeout: Seconds before the command is killed (default 120; capped at 600).
+    """
+    if not command.strip():
+        raise ToolError("The command is empty; give a shell command to run.")
+    limit = ctx.bash_timeout if timeout is None else timeout
+    if limit <= 0:
+        raise ToolError(f"timeout={timeout} is invalid; give a positive number of seconds.")
+    capped = limit > ctx.max_timeout
+    limit = min(limit, ctx.max_timeout)
+    result = run_command(
+        command, cwd=ctx.workspace.root, env=ctx.env, timeout=limit, cancel=ctx.cancel
+    )
+    lines = [result.output.removesuffix("\n") if result.output else "(no output)"]
+    if capped:
+        lines.append(f"[timeout capped at {ctx.max_timeout:g} s]")
+    lines.append(_status_line(result, limit))
+    if result.killed_background:
+        lines.append(
+            "[background processes still attached to the output were killed; "
+            "run them as `nohup cmd > file.log 2>&1 &` to keep them running]"
+        )
+    return "\n".join(lines)
+
+
+def _status_line(result: CommandResult, limit: float) -> str:
+    if result.timed_out:
+        return f"[timed out after {limit:g} s; process group killed]"
+    if result.interrupted:
+        return "[interrupted; process group killed]"
+    code = result.exit_code
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"[exit code: {code} (killed by {name})]"
+    return f"[exit code: {code}]"
+
+
+def run_command(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> CommandResult:
+    """Run `command` in a shell in its own process group, bounded in time and memory."""
+    cancel = cancel if cancel is not None else threading.Event()
+    if cancel.is_set():
+        return CommandResult(output="", exit_code=None, interrupted=True)
+    shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
+    try:
+        proc = subprocess.Popen(
+            [shell, "-c", command],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not start {shell}: {exc}.") from None
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    capture = _Capture()
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    eof = False
+    reason = ""
+    try:
+        while True:
+            eof = eof or _read_available(selector, fd, capture, _POLL)
+            now = time.monotonic()
+            if proc.poll() is not None:
+                if eof:
+                    break
+                exited_at = exited_at if exited_at is not None else now
+                if now - exited_at >= _LINGER:
+                    reason = "linger"
+                    break
+            if cancel.is_set():
+                reason = "cancel"
+                break
+            if now >= deadline:
+                reason = "timeout"
+                break
+            if eof:  # output closed but the shell still runs: just wait
+                cancel.wait(_POLL)
+        if reason:
+            _kill_group(proc)
+            drain_until = time.monotonic() + _DRAIN
+            while not eof and time.monotonic() < drain_until:
+                eof = _read_available(selector, fd, capture, _POLL)
+    except BaseException:  # e.g. KeyboardInterrupt in the main thread: leave no orphans
+        _kill_group(proc)
+        raise
+    finally:
+        selector.close()
+        proc.stdout.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+    exit_code = proc.returncode if reason in ("", "linger") else None
+    return CommandResult(
+        output=capture.text(),
+        exit_code=exit_code,
+        timed_out=reason == "timeout",
+        interrupted=reason == "cancel",
+        killed_background=reason == "linger",
+        dropped_bytes=capture.dropped_total,
+    )
+
+
+def _read_available(
+    selector: selectors.BaseSelector, fd: int, capture: _Capture, wait: float
+) -> bool:
+    """Read what the pipe holds (waiting up to `wait`); True once it reached EOF."""
+    if not selector.select(timeout=wait):
+        return False
+    for _ in range(256):  # bounded, so a firehose cannot starve the timeout check
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            return True
+        capture.add(chunk)
+    return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the command's process group, then SIGKILL whatever is left."""
+    pgid = proc.pid  # start_new_session made the shell the group leader
+    _signal_group(pgid, signal.SIGTERM)
+    if _wait_group_gone(proc, pgid, _TERM_GRACE):
+        return
+    _signal_group(pgid, signal.SIGKILL)
+    _wait_group_gone(proc, pgid, _TERM_GRACE)
+
+
+def _wait_group_gone(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> bool:
+    give_up = time.monotonic() + seconds
+    while True:
+        proc.poll()  # reap the shell so it stops counting as a member
+        if not _group_alive(pgid):
+            return True
+        if time.monotonic() >= give_up:
+            return False
+        time.sleep(0.02)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is left in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _live_member_in_proc(pgid)
+
+
+def _live_member_in_proc(pgid: int) -> bool:
+    """Look past zombies an init that reaps slowly leaves behind (Linux /proc only)."""
+    try:
+        entries = [e for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return True  # no /proc: trust killpg
+    for entry in entries:
+        try:
+            fields = Path(entry.path, "stat").read_bytes().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+class _Capture:
+    """The first and last `_KEEP_BYTES` of a stream, and how many bytes fell between."""
+
+    __slots__ = ("dropped", "head", "tail")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = _KEEP_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        excess = len(self.tail) - _KEEP_BYTES
+        if excess > _KEEP_BYTES:  # trim in big steps: amortised O(1) per byte
+            del self.tail[:excess]
+            self.dropped += excess
+
+    @property
+    def dropped_total(self) -> int:
+        return self.dropped + max(len(self.tail) - _KEEP_BYTES, 0)
+
+    def text(self) -> str:
+        """The kept bytes as text; undecodable bytes become U+FFFD."""
+        dropped = self.dropped_total
+        if not dropped:
+            return bytes(self.head + self.tail).decode("utf-8", "replace")
+        head = bytes(self.head).decode("utf-8", "replace")
+        tail = bytes(self.tail[len(self.tail) - _KEEP_BYTES :]).decode("utf-8", "replace")
+        marker = f"\n[... {dropped:,} bytes of output dropped from the middle ...]\n"
+        return head + marker + tail

@@ -1,0 +1,109 @@
+"""Headless output: the final answer (text), one object (json), or every event (stream-json).
+
+What headless output prints is a contract for scripts, so the shapes are built in
+one place: `result_object` is the json object and the last stream-json line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tether.messages import StopReason
+from tether.observe.events import Event
+from tether.observe.redact import Redactor
+
+if TYPE_CHECKING:
+    from tether.agent import RunResult
+    from tether.config import Settings
+
+__all__ = ["StreamJsonWriter", "result_object", "run_headless", "write_json_line"]
+
+
+def result_object(result: RunResult, *, transcript: str | None = None) -> dict[str, Any]:
+    """The summary of a run that `--output-format json` prints."""
+    u = result.usage
+    data: dict[str, Any] = {
+        "type": "result",
+        "result": result.result,
+        "stop_reason": str(result.stop_reason),
+        "is_error": result.error is not None,
+        "turns": result.turns,
+        "usage": {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cached_tokens": u.cached_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+        },
+        "session_id": result.session_id,
+        "duration_s": round(result.duration_s, 3),
+    }
+    if result.error is not None:
+        data["error"] = result.error
+    if transcript is not None:
+        data["transcript"] = transcript
+    return data
+
+
+def write_json_line(out: TextIO, data: dict[str, Any], redact: Redactor) -> None:
+    out.write(redact(json.dumps(data, ensure_ascii=False)) + "\n")
+    out.flush()
+
+
+class StreamJsonWriter:
+    """Writes each event as one JSON line; a closed pipe stops output, not the run."""
+
+    def __init__(self, out: TextIO, redact: Redactor) -> None:
+        self._out = out
+        self._redact = redact
+        self._closed = False
+
+    def __call__(self, event: Event) -> None:
+        if self._closed:
+            return
+        try:
+            write_json_line(self._out, event.to_dict(), self._redact)
+        except (BrokenPipeError, ValueError):
+            self._closed = True
+
+
+def run_headless(
+    settings: Settings,
+    task: str,
+    *,
+    output_format: str = "text",
+    verbose: bool = False,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one task without a prompt and print it in the chosen format; the exit code."""
+    from tether.observe.events import EventBus
+    from tether.session import Session
+
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    redact = Redactor([settings.api_key])
+    bus = EventBus()
+    if output_format == "stream-json":
+        bus.subscribe(StreamJsonWriter(out, redact))
+    if verbose:
+        from tether.ui.terminal import TerminalRenderer
+
+        bus.subscribe(TerminalRenderer(err, redact=redact))
+    with Session(settings, bus=bus) as session:
+        result = session.run(task)
+        transcript = str(session.transcript.path)
+    summary = result_object(result, transcript=transcript)
+    if output_format == "text":
+        if result.result:
+            out.write(redact(result.result).rstrip("\n") + "\n")
+            out.flush()
+    else:
+        write_json_line(out, summary, redact)
+    if result.stop_reason is not StopReason.COMPLETED:
+        detail = f": {result.error}" if result.error else ""
+        err.write(redact(f"tether: stopped ({result.stop_reason}){detail}\n"))
+        err.write(f"tether: transcript: {transcript}\n")
+        err.flush()
+    return result.exit_code

@@ -1,0 +1,75 @@
+"""The plain interactive loop: a prompt, the streamed answer, Ctrl-D to leave.
+
+Ctrl-C at the prompt clears the line; during a step it stops that step (the agent
+closes every open tool call) and brings the prompt back.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from tether import __version__
+from tether.config import Settings, public_endpoint
+from tether.errors import EXIT_OK
+from tether.observe.events import EventBus
+from tether.observe.redact import Redactor
+from tether.session import Session
+from tether.ui.terminal import TerminalRenderer
+
+__all__ = ["interactive"]
+
+_HELP = "Type a request and press Enter. /exit or Ctrl-D leaves; Ctrl-C stops a step."
+
+
+def interactive(
+    settings: Settings, *, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    """Read requests until end of input; each one is a run of the same session."""
+    inp = stdin or sys.stdin
+    out = stdout or sys.stdout
+    if inp.isatty():
+        import readline  # noqa: F401  (line editing and history for input())
+    bus = EventBus()
+    bus.subscribe(TerminalRenderer(out, redact=Redactor([settings.api_key])))
+    out.write(
+        f"tether {__version__} · {settings.model} at {public_endpoint(settings.base_url)}\n"
+        f"workspace {settings.workspace}\n{_HELP}\n"
+    )
+    with Session(settings, bus=bus) as session:
+        out.write(f"transcript {session.transcript.path}\n")
+        while True:
+            line = _read(inp, out)
+            if line is None:
+                break
+            request = line.strip()
+            if not request:
+                continue
+            if request in ("/exit", "/quit"):
+                break
+            if request == "/help":
+                out.write(_HELP + "\n")
+                continue
+            try:
+                session.run(request)
+            except KeyboardInterrupt:
+                out.write("\n(interrupted)\n")
+    out.write("\n")
+    return EXIT_OK
+
+
+def _read(inp: TextIO, out: TextIO) -> str | None:
+    """One line of input, or None at end of input; Ctrl-C gives an empty line."""
+    prompt = "\n› "
+    try:
+        if inp is sys.stdin and inp.isatty():
+            return input(prompt)
+        out.write(prompt)
+        out.flush()
+        line = inp.readline()
+        return line if line else None
+    except EOFError:
+        return None
+    except KeyboardInterrupt:
+        out.write("\n")
+        return ""

@@ -1,0 +1,122 @@
+"""Limits end a run with a tool-less summary call; the loop guard nudges repeats."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
+
+
+def forever(request: dict[str, Any]) -> Turn:
+    """A model that always wants one more listing, unless tools are switched off."""
+    if request.get("tool_choice") == "none":
+        return Turn(text="Summary: I listed files; nothing else was done.")
+    n = len(request["messages"])
+    return Turn(text="More.", tool_calls=(ScriptedCall("list_files", {"pattern": f"*{n}*"}),))
+
+
+def test_max_turns_stops_with_a_summary(run_cli, cli_env, buggy_repo: Path, transcript) -> None:
+    with ScriptedEndpoint([forever] * 10) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(
+            ["-p", "go", "--max-turns", "3", "--output-format", "json"], cwd=buggy_repo, env=env
+        )
+        bodies = [r.body for r in endpoint.requests]
+    assert proc.returncode == 5, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["stop_reason"] == "max_turns"
+    assert out["turns"] == 3
+    assert out["result"] == "Summary: I listed files; nothing else was done."
+    assert len(bodies) == 4
+    final = bodies[-1]
+    assert final["tool_choice"] == "none"
+    # The tool list is unchanged for the summary call (stable, cacheable prefix).
+    assert final["tools"] == bodies[0]["tools"]
+    assert "turn limit (3)" in final["messages"][-1]["content"]
+    assert "stopped (max_turns)" in proc.stderr
+    assert transcript()[-1]["stop_reason"] == "max_turns"
+
+
+def test_max_tokens_stops(run_cli, cli_env, buggy_repo: Path) -> None:
+    with ScriptedEndpoint([forever] * 10) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(
+            ["-p", "go", "--max-tokens", "1", "--output-format", "json"], cwd=buggy_repo, env=env
+        )
+    assert proc.returncode == 5
+    out = json.loads(proc.stdout)
+    assert out["stop_reason"] == "max_tokens" and out["turns"] == 1
+
+
+def test_timeout_cuts_a_long_command(run_cli, cli_env, buggy_repo: Path) -> None:
+    script = [
+        Turn(tool_calls=(ScriptedCall("bash", {"command": "sleep 30"}),)),
+        forever,
+    ]
+    with ScriptedEndpoint(script) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        started = time.monotonic()
+        proc = run_cli(
+            ["-p", "go", "--timeout", "2", "--output-format", "json"], cwd=buggy_repo, env=env
+        )
+        elapsed = time.monotonic() - started
+        bodies = [r.body for r in endpoint.requests]
+    assert proc.returncode == 5, proc.stderr
+    assert json.loads(proc.stdout)["stop_reason"] == "timeout"
+    assert elapsed < 15
+    tool_results = [m for m in bodies[-1]["messages"] if m["role"] == "tool"]
+    assert "timed out" in tool_results[0]["content"]
+
+
+def test_loop_guard_notes_the_third_identical_call(run_cli, cli_env, buggy_repo: Path) -> None:
+    same = Turn(tool_calls=(ScriptedCall("read_file", {"path": "shop.py"}),))
+    script = [same, same, same, Turn(text="ok")]
+    with ScriptedEndpoint(script) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "go"], cwd=buggy_repo, env=env)
+        last = endpoint.requests[-1].body["messages"]
+    assert proc.returncode == 0, proc.stderr
+    results = [m["content"] for m in last if m["role"] == "tool"]
+    assert "3 times in a row" not in results[1]
+    assert "3 times in a row" in results[2]
+
+
+def test_ctrl_c_during_a_tool_closes_the_call(cli_env, buggy_repo: Path, transcript) -> None:
+    # A sleep length unique to this test run, so `ps` finds exactly our processes.
+    nap = f"{300 + os.getpid() % 1000}.25"
+    command = f"sleep {nap}; echo never"
+    script = [Turn(tool_calls=(ScriptedCall("bash", {"command": command}),))]
+    with ScriptedEndpoint(script) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tether", "-p", "go", "--output-format", "json"],
+            cwd=buggy_repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 20
+        while f"sleep {nap}" not in _processes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f"sleep {nap}" in _processes()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130, stderr
+    assert json.loads(stdout)["stop_reason"] == "interrupted"
+    assert nap not in _processes()  # neither bash nor its sleep is left behind
+    entries = transcript()
+    tool = [e["message"] for e in entries if e["type"] == "message"][-1]
+    assert tool["role"] == "tool" and "nterrupted" in tool["content"]
+    assert entries[-1]["stop_reason"] == "interrupted"
+
+
+def _processes() -> str:
+    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

@@ -1,0 +1,16 @@
+"""Every name a models module lists in `__all__` exists (the list is the public API)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+MODULES = ["http", "openai_compat", "openai_wire", "retry", "scripted", "scripted_wire", "sse"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_public_names_exist(name: str) -> None:
+    module = importlib.import_module(f"tether.models.{name}")
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert missing == []
