@@ -104,7 +104,6 @@ class Agent:
         start, turns, usage = time.monotonic(), 0, Usage()
         self.bus.emit(UserMessage(task))
         self._append(Message.user(task))
-        self.transcript.sync()
         try:
             while True:
                 limit = self._limit_hit(turns, usage, start)
@@ -122,7 +121,7 @@ class Agent:
                         StopReason.COMPLETED, response.message.content, turns, usage, start
                     )
                 for call in response.message.tool_calls:
-                    self._append(Message.tool(self._execute(call, start)))
+                    self._execute(call, start)
                 self.transcript.sync()
         except ProviderError as exc:
             return self._finish(StopReason.PROVIDER_ERROR, "", turns, usage, start, str(exc))
@@ -149,7 +148,8 @@ class Agent:
         )
         return response
 
-    def _execute(self, call: ToolCall, start: float) -> ToolResult:
+    def _execute(self, call: ToolCall, start: float) -> None:
+        """Run one call and append its result (with how long it took)."""
         self.bus.emit(ToolStarted(call))
         began = time.monotonic()
         remaining = None
@@ -161,8 +161,9 @@ class Agent:
             self.bus.emit(ToolFinished(call, exc.result, time.monotonic() - began))
             raise
         result = self._guard_loops(call, result)
-        self.bus.emit(ToolFinished(call, result, time.monotonic() - began))
-        return result
+        duration = time.monotonic() - began
+        self.bus.emit(ToolFinished(call, result, duration))
+        self._append(Message.tool(result), duration_s=round(duration, 6))
 
     def _guard_loops(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """The same call (name + arguments) N times in a row earns a note to change tack."""

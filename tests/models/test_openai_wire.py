@@ -11,6 +11,7 @@ import pytest
 from tether.messages import FinishReason, Message, ToolCall, ToolResult, Usage
 from tether.models.base import ModelRequest, ToolSpec
 from tether.models.openai_wire import (
+    BodyEncoder,
     ResponseAssembler,
     is_context_length,
     map_finish_reason,
@@ -267,3 +268,28 @@ def test_context_length_messages_are_recognised(text: str) -> None:
 def test_other_messages_are_not_context_length() -> None:
     assert not is_context_length("Rate limit reached for requests")
     assert not is_context_length("Invalid value for 'tool_choice'")
+
+
+def test_body_encoder_matches_a_full_encode_as_the_conversation_changes() -> None:
+    tools = (ToolSpec("read_file", "Read.", {"type": "object", "properties": {}}),)
+    encoder = BodyEncoder()
+    messages: list[Message] = [Message.user("fix it — “quoted” ünïcode")]
+    requests = []
+    for i in range(6):
+        call = ToolCall(f"c{i}", "read_file", json.dumps({"path": f"f{i}.py"}))
+        messages.append(Message(role="assistant", content=f"step {i}", tool_calls=(call,)))
+        messages.append(Message.tool(ToolResult(call.id, call.name, f"body {i}\n")))
+        requests.append(ModelRequest(system="sys", messages=tuple(messages), tools=tools))
+    # The last two: tools switched off for a summary, then a rewritten history.
+    requests.append(
+        ModelRequest(system="sys", messages=tuple(messages), tools=tools, tool_choice="none")
+    )
+    requests.append(
+        ModelRequest(system="sys2", messages=(Message.user("summary"), *messages[-2:]), tools=())
+    )
+    for request in requests:
+        for stream in (True, False):
+            expected = json.dumps(
+                request_body(request, model="m", stream=stream), ensure_ascii=False
+            )
+            assert encoder.encode(request, model="m", stream=stream) == expected.encode()

@@ -58,7 +58,6 @@ class Transcript:
                 "Set TETHER_HOME to a writable directory."
             ) from None
         transcript.append({"type": "header", "version": TRANSCRIPT_VERSION, **header})
-        transcript.sync()
         return transcript
 
     def append(self, entry: dict[str, Any]) -> None:

@@ -37,11 +37,11 @@ from tether.errors import (
 from tether.models.base import ModelRequest, ModelResponse, OnEvent
 from tether.models.http import make_client
 from tether.models.openai_wire import (
+    BodyEncoder,
     ResponseAssembler,
     is_context_length,
     parse_usage,
     provider_message,
-    request_body,
 )
 from tether.models.retry import RetryPolicy, call_with_retries, parse_retry_after
 from tether.models.sse import iter_sse
@@ -108,6 +108,7 @@ class OpenAICompatModel:
         self._retry = retry
         self._call_numbers = itertools.count(1)
         self._client: httpx.Client | None = None
+        self._encoder = BodyEncoder()
 
     @property
     def name(self) -> str:
@@ -115,9 +116,7 @@ class OpenAICompatModel:
 
     def complete(self, request: ModelRequest, on_event: OnEvent) -> ModelResponse:
         """One chat completion, retried on transient failures (see the module doc)."""
-        body = json.dumps(
-            request_body(request, model=self._model, stream=self._stream), ensure_ascii=False
-        ).encode()
+        body = self._encoder.encode(request, model=self._model, stream=self._stream)
 
         def report(attempt: int, delay: float, reason: str) -> None:
             on_event(RetryScheduled(attempt=attempt, delay=delay, reason=reason))

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.messages import FinishReason, Message, ToolCall, Usage
-from tether.models.base import ModelRequest, ModelResponse, OnEvent
+from tether.models.base import ModelRequest, ModelResponse, OnEvent, ToolSpec
 from tether.observe.events import ReasoningDelta, TextDelta, ToolCallDelta
 
 __all__ = [
+    "BodyEncoder",
     "ResponseAssembler",
     "is_context_length",
     "map_finish_reason",
@@ -118,6 +119,59 @@ def request_body(request: ModelRequest, *, model: str, stream: bool) -> dict[str
     if stream:
         body["stream_options"] = {"include_usage": True}
     return body
+
+
+class BodyEncoder:
+    """Encodes request bodies, reusing the JSON of every message already encoded.
+
+    Between turns a conversation only grows, so re-encoding all of it each turn is
+    wasted work that grows with the session. Messages are frozen, so a message that
+    is the same object as last time has the same JSON. The output is byte-for-byte
+    `json.dumps(request_body(...))`, which also keeps the prefix stable for caches.
+    """
+
+    __slots__ = ("_fragments", "_messages", "_system", "_tail", "_tail_key", "_tools")
+
+    _HOLE = '"messages": []'
+
+    def __init__(self) -> None:
+        self._messages: tuple[Message, ...] = ()
+        self._fragments: list[str] = []
+        self._tail_key: tuple[Any, ...] | None = None
+        self._tail = ""
+        self._system: list[str] = []
+        self._tools: tuple[ToolSpec, ...] = ()
+
+    def encode(self, request: ModelRequest, *, model: str, stream: bool) -> bytes:
+        same = 0
+        for old, new in zip(self._messages, request.messages, strict=False):
+            if old is not new:
+                break
+            same += 1
+        fragments = self._fragments[:same]
+        fragments += [_dumps(wire_message(m)) for m in request.messages[same:]]
+        self._messages, self._fragments = request.messages, fragments
+        key = (model, stream, request.system, request.tool_choice, request.max_output_tokens)
+        if key != self._tail_key or request.tools is not self._tools:
+            shell = ModelRequest(
+                system=request.system,
+                messages=(),
+                tools=request.tools,
+                tool_choice=request.tool_choice,
+                max_output_tokens=request.max_output_tokens,
+            )
+            body = request_body(shell, model=model, stream=stream)
+            system = body["messages"]
+            body["messages"] = []
+            self._tail = _dumps(body)
+            self._tail_key, self._tools = key, request.tools
+            self._system = [_dumps(m) for m in system]
+        joined = ", ".join([*self._system, *fragments])
+        return self._tail.replace(self._HOLE, f'"messages": [{joined}]', 1).encode()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _count(value: Any) -> int:

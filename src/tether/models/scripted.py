@@ -22,6 +22,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,14 +49,20 @@ from tether.models.scripted_wire import (
 __all__ = ["Fault", "RecordedRequest", "ScriptStep", "ScriptedCall", "ScriptedEndpoint", "Turn"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordedRequest:
-    """One request as received; header names are lower-case, `body` is None unless JSON."""
+    """One request as received; header names are lower-case, `body` is None unless JSON.
+
+    `received_at` (headers parsed, body not yet read) and `answered_at` (last byte of
+    the answer written) are `time.perf_counter()` readings, for benchmarks.
+    """
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    received_at: float = 0.0
+    answered_at: float | None = None
 
 
 class ScriptedEndpoint:
@@ -208,6 +215,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Real servers answer without Nagle's delay; without this, small writes meet the
+    # client's delayed ACK and every response stalls ~40 ms.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -222,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing ----------------------------------------------------------------------
 
     def _serve(self) -> None:
+        received_at = time.perf_counter()
         endpoint = self.server.endpoint
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -230,7 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in self.headers.items()}
-        fault = endpoint._record(RecordedRequest(self.command, self.path, headers, body))
+        record = RecordedRequest(self.command, self.path, headers, body, received_at)
+        fault = endpoint._record(record)
         try:
             if fault is not None:
                 self._fault(fault, stream=isinstance(body, dict) and bool(body.get("stream")))
@@ -254,6 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(404, error_body(message, type_="invalid_request_error"))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        record.answered_at = time.perf_counter()
 
     def _chat(self, body: Any) -> None:
         endpoint = self.server.endpoint
