@@ -7,13 +7,14 @@ Exit codes (also in `tether --help`):
   3    configuration error (missing key or model, bad config file)
   4    provider failure (the endpoint failed after retries, or refused the request)
   5    a limit was reached (--max-turns, --max-tokens, --timeout)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,7 +33,7 @@ exit codes:
   3    configuration error (missing API key or model, bad config file)
   4    provider failure (the endpoint failed after retries, or refused the request)
   5    a limit was reached (--max-turns, --max-tokens, --timeout)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
 
 endpoint and model: TETHER_BASE_URL, TETHER_API_KEY, TETHER_MODEL (or OPENAI_BASE_URL,
 OPENAI_API_KEY), then BASE_URL=, API_KEY=, MODEL= lines in ~/.agents/env; --base-url and
@@ -47,13 +48,15 @@ commands:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tether` command; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    termination = _Termination()
+    termination.install()
     try:
         if args and args[0] == "demo":
             from tether.demo import run_demo
 
             demo = _demo_parser().parse_args(args[1:])
             return run_demo(demo.keep, pause_s=demo.pause)
-        return _run(_parser().parse_args(args))
+        return _run(_parser().parse_args(args), termination)
     except TetherError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -62,6 +65,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_INTERNAL
+
+
+class _Termination:
+    """SIGTERM and SIGHUP stop the run like Ctrl-C does, and then end the program.
+
+    Commands the agent runs live in their own process groups, out of reach of the
+    terminal's signals; only tether's own cleanup kills them. Dying on a bare
+    SIGTERM would leave them running and the last tool call without a result.
+    """
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+
+    def install(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(signum, self._handle)
+
+    def requested(self) -> bool:
+        return self.signal is not None
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        self.signal = signal.Signals(signum).name
+        raise KeyboardInterrupt(self.signal)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -145,7 +172,7 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     return parse
 
 
-def _run(ns: argparse.Namespace) -> int:
+def _run(ns: argparse.Namespace, termination: _Termination) -> int:
     if ns.command is not None:
         raise UsageError(
             f"unknown command {ns.command!r}. To run a task headless: tether -p {ns.command!r}; "
@@ -168,7 +195,7 @@ def _run(ns: argparse.Namespace) -> int:
             raise UsageError("--output-format needs a task: tether -p TASK --output-format json")
         from tether.ui.prompt import interactive
 
-        return interactive(load_settings(overrides))
+        return interactive(load_settings(overrides), should_stop=termination.requested)
     task = sys.stdin.read() if ns.task == "-" else ns.task
     if not task.strip():
         raise UsageError("the task is empty; pass it as tether -p 'TASK'")

@@ -88,9 +88,12 @@ def call_arguments(call: ScriptedCall) -> str:
 
 
 def prompt_text(body: Mapping[str, Any]) -> str:
-    """The prompt as a provider would see it, serialised for counting and caching."""
+    """The prompt as a provider would see it, serialised for counting and caching.
+
+    Tools come first, as providers place them ahead of the messages in the prefix.
+    """
     return json.dumps(
-        {"messages": body.get("messages"), "tools": body.get("tools")},
+        {"tools": body.get("tools"), "messages": body.get("messages")},
         ensure_ascii=False,
         separators=(",", ":"),
     )

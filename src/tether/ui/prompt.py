@@ -7,11 +7,12 @@ closes every open tool call) and brings the prompt back.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from tether import __version__
 from tether.config import Settings, public_endpoint
-from tether.errors import EXIT_OK
+from tether.errors import EXIT_INTERRUPTED, EXIT_OK
 from tether.observe.events import EventBus
 from tether.observe.redact import Redactor
 from tether.session import Session
@@ -23,9 +24,17 @@ _HELP = "Type a request and press Enter. /exit or Ctrl-D leaves; Ctrl-C stops a 
 
 
 def interactive(
-    settings: Settings, *, stdin: TextIO | None = None, stdout: TextIO | None = None
+    settings: Settings,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> int:
-    """Read requests until end of input; each one is a run of the same session."""
+    """Read requests until end of input; each one is a run of the same session.
+
+    `should_stop` says the process was asked to end (SIGTERM, SIGHUP): the step in
+    flight is stopped as by Ctrl-C, and then the loop ends instead of prompting again.
+    """
     inp = stdin or sys.stdin
     out = stdout or sys.stdout
     if inp.isatty():
@@ -38,9 +47,9 @@ def interactive(
     )
     with Session(settings, bus=bus) as session:
         out.write(f"transcript {session.transcript.path}\n")
-        while True:
+        while not should_stop():
             line = _read(inp, out)
-            if line is None:
+            if line is None or should_stop():
                 break
             request = line.strip()
             if not request:
@@ -55,7 +64,7 @@ def interactive(
             except KeyboardInterrupt:
                 out.write("\n(interrupted)\n")
     out.write("\n")
-    return EXIT_OK
+    return EXIT_INTERRUPTED if should_stop() else EXIT_OK
 
 
 def _read(inp: TextIO, out: TextIO) -> str | None:
