@@ -35,7 +35,9 @@ from tether.observe.events import (
 )
 from tether.tools.dispatch import Dispatcher, Interrupted
 
-__all__ = ["Agent", "Limits", "RunResult"]
+__all__ = ["SUMMARY_GRACE_S", "Agent", "Limits", "RunResult"]
+
+SUMMARY_GRACE_S = 30.0  # time the closing summary may take after the time limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class Agent:
         self._tools = dispatcher.registry.specs()
         self._last_call: tuple[str, str] | None = None
         self._repeats = 0
+        self._deadline: float | None = None
 
     @property
     def session_id(self) -> str:
@@ -102,41 +105,50 @@ class Agent:
     def run(self, task: str) -> RunResult:
         """Work on `task` until the model answers without tool calls or a limit hits."""
         start, turns, usage = time.monotonic(), 0, Usage()
+        timeout = self.limits.timeout
+        self._deadline = None if timeout is None else start + timeout
         self.bus.emit(UserMessage(task))
         self._append(Message.user(task))
+        limit: tuple[StopReason, str] | None = None
         try:
             while True:
                 limit = self._limit_hit(turns, usage, start)
                 if limit is not None:
-                    reason, detail = limit
-                    self.bus.emit(LimitReached(reason, detail))
-                    text, extra = self._summarize(detail)
-                    return self._finish(reason, text, turns, usage + extra, start)
+                    break
                 turns += 1
                 self.bus.emit(TurnStarted(turns))
-                response = self._call_model()
+                response = self._call_model(deadline=self._deadline)
                 usage += response.usage
                 if not response.message.tool_calls:
                     return self._finish(
                         StopReason.COMPLETED, response.message.content, turns, usage, start
                     )
                 for call in response.message.tool_calls:
-                    self._execute(call, start)
+                    self._execute(call)
                 self.transcript.sync()
         except ProviderError as exc:
-            return self._finish(StopReason.PROVIDER_ERROR, "", turns, usage, start, str(exc))
+            if self._deadline is None or time.monotonic() < self._deadline:
+                return self._finish(StopReason.PROVIDER_ERROR, "", turns, usage, start, str(exc))
+            limit = (StopReason.TIMEOUT, f"the time limit ({timeout:g} s) was reached")
         except (KeyboardInterrupt, Interrupted) as exc:
             if isinstance(exc, Interrupted):
                 self._append(Message.tool(exc.result))
             self._close_dangling("Not run: the user interrupted the step.")
             return self._finish(StopReason.INTERRUPTED, "", turns, usage, start)
+        reason, detail = limit
+        self.bus.emit(LimitReached(reason, detail))
+        text, extra = self._summarize(detail)
+        return self._finish(reason, text, turns, usage + extra, start)
 
-    def _call_model(self, *, tool_choice: str = "auto") -> ModelResponse:
+    def _call_model(
+        self, *, tool_choice: str = "auto", deadline: float | None = None
+    ) -> ModelResponse:
         request = ModelRequest(
             system=self.system_prompt,
             messages=tuple(self.messages),
             tools=self._tools,
             tool_choice="none" if tool_choice == "none" else "auto",
+            deadline=deadline,
         )
         response = self.model.complete(request, self.bus.emit)
         self.usage += response.usage
@@ -148,13 +160,11 @@ class Agent:
         )
         return response
 
-    def _execute(self, call: ToolCall, start: float) -> None:
+    def _execute(self, call: ToolCall) -> None:
         """Run one call and append its result (with how long it took)."""
         self.bus.emit(ToolStarted(call))
         began = time.monotonic()
-        remaining = None
-        if self.limits.timeout is not None:
-            remaining = max(0.0, self.limits.timeout - (began - start))
+        remaining = None if self._deadline is None else max(0.0, self._deadline - began)
         try:
             result = self.dispatcher.execute(call, timeout=remaining)
         except Interrupted as exc:
@@ -202,9 +212,12 @@ class Agent:
                 "anything the user should check."
             )
         )
+        deadline = None
+        if self._deadline is not None:
+            deadline = max(self._deadline, time.monotonic() + SUMMARY_GRACE_S)
         try:
-            response = self._call_model(tool_choice="none")
-        except ProviderError:
+            response = self._call_model(tool_choice="none", deadline=deadline)
+        except (ProviderError, KeyboardInterrupt):
             return "", Usage()
         self._close_dangling("Not run: the run had stopped at a limit.")
         return response.message.content, response.usage

@@ -120,3 +120,23 @@ def test_ctrl_c_during_a_tool_closes_the_call(cli_env, buggy_repo: Path, transcr
 
 def _processes() -> str:
     return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_timeout_reaches_into_a_hanging_model_call(run_cli, cli_env, buggy_repo: Path) -> None:
+    from tether.models.scripted import Fault
+
+    script = [Turn(text="Summary: the endpoint hung; nothing was done.")]
+    with ScriptedEndpoint(script, faults={0: Fault("hang", hang_s=30)}) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        started = time.monotonic()
+        proc = run_cli(
+            ["-p", "go", "--timeout", "2", "--output-format", "json"], cwd=buggy_repo, env=env
+        )
+        elapsed = time.monotonic() - started
+        bodies = [r.body for r in endpoint.requests]
+    assert proc.returncode == 5, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["stop_reason"] == "timeout"
+    assert out["result"] == "Summary: the endpoint hung; nothing was done."
+    assert elapsed < 12
+    assert bodies[-1]["tool_choice"] == "none"

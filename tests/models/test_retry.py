@@ -136,3 +136,26 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(later, now=now.timestamp()) == 30.0
     earlier = "Wed, 01 Jan 2025 11:00:00 GMT"
     assert parse_retry_after(earlier, now=now.timestamp()) == 0.0
+
+
+def test_no_retry_starts_after_the_deadline() -> None:
+    now = [100.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    flaky = Flaky(*(TransientError("HTTP 500") for _ in range(10)))
+    with pytest.raises(TransientError, match="no time left to retry"):
+        call_with_retries(
+            flaky,
+            RetryPolicy(max_attempts=10, base_delay=1.0),
+            on_retry=lambda *_: None,
+            sleep=sleep,
+            jitter=lambda: 1.0,
+            deadline=104.5,
+            clock=lambda: now[0],
+        )
+    assert sleeps == [1.0, 2.0]  # a third wait (4 s) would end past the deadline
+    assert flaky.calls == 3

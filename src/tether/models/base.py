@@ -34,6 +34,8 @@ class ModelRequest:
 
     `tool_choice="none"` keeps the tool list (and so the cached prefix) unchanged
     while asking for a plain answer, as the final summary after a limit does.
+    `deadline` is a `time.monotonic()` reading after which the call, retries
+    included, gives up: the run's wall-clock limit reaches into the model call.
     """
 
     system: str
@@ -41,6 +43,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: Literal["auto", "none"] = "auto"
     max_output_tokens: int | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

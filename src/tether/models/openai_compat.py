@@ -19,6 +19,7 @@ import itertools
 import json
 import math
 import re
+import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -122,7 +123,10 @@ class OpenAICompatModel:
             on_event(RetryScheduled(attempt=attempt, delay=delay, reason=reason))
 
         return call_with_retries(
-            lambda: self._attempt(body, on_event), self._retry, on_retry=report
+            lambda: self._attempt(body, on_event, request.deadline),
+            self._retry,
+            on_retry=report,
+            deadline=request.deadline,
         )
 
     def close(self) -> None:
@@ -151,7 +155,7 @@ class OpenAICompatModel:
             self._client = make_client(self._base_url, timeout_s=self._timeout, headers=headers)
         return self._client
 
-    def _attempt(self, body: bytes, on_event: OnEvent) -> ModelResponse:
+    def _attempt(self, body: bytes, on_event: OnEvent, deadline: float | None) -> ModelResponse:
         client = self._http()  # imports httpx on first use
         import httpx
 
@@ -159,13 +163,17 @@ class OpenAICompatModel:
         headers = {"Content-Type": "application/json", "Accept": accept}
         assembler = ResponseAssembler(on_event, lambda: f"call_{next(self._call_numbers)}")
         try:
-            with client.stream("POST", self._url, content=body, headers=headers) as response:
+            # No deadline: the client's own timeouts (None would mean "wait forever").
+            timeout = self._timeouts(deadline) or httpx.USE_CLIENT_DEFAULT
+            with client.stream(
+                "POST", self._url, content=body, headers=headers, timeout=timeout
+            ) as response:
                 if response.status_code >= 300:
                     response.read()
                     raise self._status_error(response)
                 content_type = response.headers.get("content-type", "")
                 if self._stream and "json" not in content_type:
-                    return self._read_stream(response.iter_bytes(), assembler)
+                    return self._read_stream(response.iter_bytes(), assembler, deadline)
                 return self._read_json(response.read(), assembler)
         except httpx.TimeoutException as exc:
             raise self._transient(self._timeout_reason(exc)) from exc
@@ -175,11 +183,29 @@ class OpenAICompatModel:
             reason = f"the connection to {self._shown_url} broke ({type(exc).__name__}: {exc})"
             raise self._transient(reason) from exc
 
-    def _read_stream(self, chunks: Iterator[bytes], assembler: ResponseAssembler) -> ModelResponse:
+    def _timeouts(self, deadline: float | None) -> httpx.Timeout | None:
+        """The client's timeouts, shortened so no wait outlasts the run's deadline."""
+        if deadline is None:
+            return None
+        import httpx
+
+        left = max(0.001, deadline - time.monotonic())
+        return httpx.Timeout(
+            connect=min(10.0, left),
+            read=min(self._timeout, left),
+            write=min(30.0, left),
+            pool=min(10.0, left),
+        )
+
+    def _read_stream(
+        self, chunks: Iterator[bytes], assembler: ResponseAssembler, deadline: float | None = None
+    ) -> ModelResponse:
         """Consume the whole SSE body (so the connection can be reused) and assemble it."""
         done = finished = False
         model = self._model
         for event in iter_sse(chunks):
+            if deadline is not None and time.monotonic() > deadline:
+                raise self._transient("the run's time limit passed while the answer streamed")
             if done:
                 continue
             if event.is_done:

@@ -83,12 +83,15 @@ def call_with_retries(
     on_retry: OnRetry,
     sleep: Callable[[float], None] = time.sleep,
     jitter: Callable[[], float] = random.random,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> T:
     """Call `fn` until it succeeds, retrying `TransientError` as `policy` allows.
 
     Raises the first non-transient error unchanged; a `TransientError` naming the
     attempt count and the last reason once attempts run out; and at once when the
-    provider's Retry-After exceeds `policy.max_retry_after`.
+    provider's Retry-After exceeds `policy.max_retry_after`, or when the next attempt
+    would start after `deadline` (a `clock()` reading).
     """
     attempt = 1
     while True:
@@ -114,6 +117,12 @@ def call_with_retries(
                 delay = exc.retry_after
             else:
                 delay = policy.backoff(attempt, jitter())
+            if deadline is not None and clock() + delay >= deadline:
+                raise TransientError(
+                    f"{reason} (no time left to retry within the run's time limit)",
+                    status=exc.status,
+                    retry_after=exc.retry_after,
+                ) from exc
             on_retry(attempt, delay, reason)
             sleep(delay)
             attempt += 1
