@@ -101,7 +101,8 @@ def test_toml_user_then_project_then_flags(home: Path, tmp_path: Path) -> None:
         ("[limits]\nmax_turns = 'many'\n", "must be int"),
         ("[limits]\nmax_turns = true\n", "must be int"),
         ("[limits\n", "invalid TOML"),
-        ("[limits]\nmax_turns = -1\n", "must be positive"),
+        ("[limits]\nmax_turns = -1\n", "must be a positive number"),
+        ("[limits]\ntimeout = nan\n", "must be a positive number"),
         ('permission_mode = "yolo"\n', "permission mode"),
     ],
 )
@@ -114,10 +115,47 @@ def test_bad_toml_is_a_clear_error(home: Path, tmp_path: Path, text: str, words:
     assert words in str(info.value)
 
 
-def test_bad_base_url(home: Path, tmp_path: Path) -> None:
-    env = env_for(home, TETHER_BASE_URL="localhost:8000", TETHER_MODEL="m")
-    with pytest.raises(ConfigError, match="not an http"):
+@pytest.mark.parametrize(
+    "url",
+    [
+        "localhost:8000",
+        "http://127.0.0.1:99999/v1",
+        "http://[::1/v1",
+        "http://h:abc/v1",
+        "ftp://h/",
+    ],
+)
+def test_bad_base_url(home: Path, tmp_path: Path, url: str) -> None:
+    env = env_for(home, TETHER_BASE_URL=url, TETHER_MODEL="m")
+    with pytest.raises(ConfigError, match="not a valid http"):
         load_settings(CliOverrides(workspace=tmp_path), environ=env)
+
+
+def test_key_with_a_trailing_newline_is_trimmed(home: Path, tmp_path: Path) -> None:
+    env = env_for(home, TETHER_API_KEY="sk-abc-123456\n", TETHER_MODEL="m")
+    assert load_settings(CliOverrides(workspace=tmp_path), environ=env).api_key == "sk-abc-123456"
+
+
+def test_key_no_header_can_carry_is_refused_without_showing_it(home: Path, tmp_path: Path) -> None:
+    env = env_for(home, TETHER_API_KEY="sk-abc\u201d123456", TETHER_MODEL="m")
+    with pytest.raises(ConfigError, match="non-ASCII") as info:
+        load_settings(CliOverrides(workspace=tmp_path), environ=env)
+    assert "sk-abc" not in str(info.value)
+
+
+def test_env_file_key_goes_only_to_its_own_endpoint(home: Path, tmp_path: Path) -> None:
+    (home / ".agents/env").write_text("BASE_URL=https://a.example/v1\nAPI_KEY=file-key-1234\n")
+    env = env_for(home, TETHER_MODEL="m")
+    same = load_settings(CliOverrides(workspace=tmp_path), environ=env)
+    assert same.api_key == "file-key-1234"
+    other = env_for(home, TETHER_MODEL="m", TETHER_BASE_URL="https://b.example/v1")
+    with pytest.raises(ConfigError, match=r"belongs to https://a\.example/v1") as info:
+        load_settings(CliOverrides(workspace=tmp_path), environ=other)
+    assert "file-key-1234" not in str(info.value)
+    local = load_settings(
+        CliOverrides(workspace=tmp_path, base_url="http://127.0.0.1:8080/v1"), environ=env
+    )
+    assert local.api_key is None  # a local server gets no key it was not given
 
 
 def test_home_defaults_and_override(home: Path, tmp_path: Path) -> None:

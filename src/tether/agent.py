@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tether.errors import (
     EXIT_INTERRUPTED,
@@ -20,7 +20,7 @@ from tether.errors import (
     ProviderError,
 )
 from tether.memory.sessions import Transcript
-from tether.messages import Message, StopReason, ToolCall, ToolResult, Usage
+from tether.messages import Message, StopReason, ToolCall, ToolResult, Usage, scrub_message
 from tether.models.base import Model, ModelRequest, ModelResponse
 from tether.observe.events import (
     AssistantMessage,
@@ -151,13 +151,14 @@ class Agent:
             deadline=deadline,
         )
         response = self.model.complete(request, self.bus.emit)
+        message = scrub_message(response.message)
+        if message is not response.message:
+            response = replace(response, message=message)
         self.usage += response.usage
-        self.bus.emit(AssistantMessage(response.message, response.usage, response.finish_reason))
         self._append(
-            response.message,
-            usage=response.usage.to_dict(),
-            finish_reason=str(response.finish_reason),
+            message, usage=response.usage.to_dict(), finish_reason=str(response.finish_reason)
         )
+        self.bus.emit(AssistantMessage(message, response.usage, response.finish_reason))
         return response
 
     def _execute(self, call: ToolCall) -> None:
@@ -172,8 +173,8 @@ class Agent:
             raise
         result = self._guard_loops(call, result)
         duration = time.monotonic() - began
-        self.bus.emit(ToolFinished(call, result, duration))
         self._append(Message.tool(result), duration_s=round(duration, 6))
+        self.bus.emit(ToolFinished(call, result, duration))
 
     def _guard_loops(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """The same call (name + arguments) N times in a row earns a note to change tack."""
@@ -223,17 +224,21 @@ class Agent:
         return response.message.content, response.usage
 
     def _close_dangling(self, text: str) -> None:
-        """Give every tool call of the last assistant message a result (invariant 2)."""
-        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
-        for message in reversed(self.messages):
-            if message.role == "assistant":
-                for call in message.tool_calls:
-                    if call.id not in answered:
-                        result = ToolResult(call.id, call.name, text, is_error=True)
-                        self._append(Message.tool(result))
-                break
+        """Give every tool call of the last assistant message a result (invariant 2).
+
+        Results follow their calls in order, so the calls still open are the ones past
+        the number of results; matching by id would fail when a server reuses ids.
+        """
+        for index in range(len(self.messages) - 1, -1, -1):
+            if self.messages[index].role == "assistant":
+                calls = self.messages[index].tool_calls
+                done = sum(1 for m in self.messages[index + 1 :] if m.role == "tool")
+                for call in calls[done:]:
+                    self._append(Message.tool(ToolResult(call.id, call.name, text, True)))
+                return
 
     def _append(self, message: Message, **extra: object) -> None:
+        message = scrub_message(message)
         self.messages.append(message)
         self.transcript.message(message, **extra)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import math
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -151,7 +153,7 @@ def _demo_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", action="store_true", help="keep the project copy afterwards")
     parser.add_argument(
         "--pause",
-        type=float,
+        type=_at_least_zero,
         default=0.6,
         metavar="SECONDS",
         help="pause before each scripted reply, so a person can follow (default 0.6)",
@@ -165,11 +167,21 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
         return value
 
     return parse
+
+
+def _at_least_zero(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
+    return value
 
 
 def _run(ns: argparse.Namespace, termination: _Termination) -> int:
@@ -196,6 +208,8 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         from tether.ui.prompt import interactive
 
         return interactive(load_settings(overrides), should_stop=termination.requested)
+    if ns.task == "-" and isinstance(sys.stdin, io.TextIOWrapper):
+        sys.stdin.reconfigure(errors="replace")
     task = sys.stdin.read() if ns.task == "-" else ns.task
     if not task.strip():
         raise UsageError("the task is empty; pass it as tether -p 'TASK'")

@@ -9,7 +9,9 @@ flags. The result is one frozen `Settings`; nothing reads the environment later.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ __all__ = [
     "Settings",
     "load_settings",
     "public_endpoint",
+    "state_home",
 ]
 
 PermissionMode = Literal["default", "accept-edits", "plan", "auto"]
@@ -146,9 +149,19 @@ def load_settings(
         or agents_env.get("BASE_URL")
         or DEFAULT_BASE_URL
     ).rstrip("/")
-    api_key = env.get("TETHER_API_KEY") or env.get("OPENAI_API_KEY") or agents_env.get("API_KEY")
-    model = overrides.model or env.get("TETHER_MODEL") or agents_env.get("MODEL") or ""
     _check_url(base_url)
+    api_key = _clean_key(env.get("TETHER_API_KEY") or env.get("OPENAI_API_KEY"), "environment")
+    file_key = _clean_key(agents_env.get("API_KEY"), "~/.agents/env")
+    file_url = (agents_env.get("BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    withheld = None
+    if not api_key and file_key:
+        # A key in the shared env file belongs to that file's endpoint: it is never
+        # sent to an endpoint that came from somewhere else.
+        if _same_endpoint(file_url, base_url):
+            api_key = file_key
+        else:
+            withheld = file_url
+    model = overrides.model or env.get("TETHER_MODEL") or agents_env.get("MODEL") or ""
 
     if require_model and not model:
         raise ConfigError(
@@ -157,6 +170,12 @@ def load_settings(
             f"The endpoint in use is {public_endpoint(base_url)}."
         )
     if require_model and not api_key and not _is_local(base_url):
+        if withheld is not None:
+            raise ConfigError(
+                f"The API key in ~/.agents/env belongs to {public_endpoint(withheld)} and is "
+                f"not sent to {public_endpoint(base_url)}. Set TETHER_API_KEY for that "
+                "endpoint, or change BASE_URL in ~/.agents/env."
+            )
         raise ConfigError(
             f"No API key is set for {public_endpoint(base_url)}. Set TETHER_API_KEY (or "
             "OPENAI_API_KEY) in the environment, or add an API_KEY= line to ~/.agents/env. "
@@ -169,11 +188,7 @@ def load_settings(
         given = getattr(overrides, name)
         if given is not None:
             values[name] = given
-    if env.get("TETHER_HOME"):
-        values["home"] = Path(env["TETHER_HOME"]).expanduser()
-    else:
-        state = Path(env.get("XDG_STATE_HOME") or home_dir / ".local/state")
-        values["home"] = state / "tether"
+    values["home"] = state_home(env)
 
     settings = Settings(
         model=model,
@@ -187,14 +202,46 @@ def load_settings(
     return settings
 
 
+def state_home(environ: Mapping[str, str]) -> Path:
+    """Where transcripts live: $TETHER_HOME, else $XDG_STATE_HOME/tether."""
+    if environ.get("TETHER_HOME"):
+        return Path(environ["TETHER_HOME"]).expanduser()
+    home_dir = Path(environ.get("HOME") or Path.home())
+    return Path(environ.get("XDG_STATE_HOME") or home_dir / ".local/state") / "tether"
+
+
 def public_endpoint(url: str) -> str:
     """The URL with any user:password and query string removed: safe to log."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # malformed: drop what could hold a secret, keep what helps
+        return re.sub(r"//[^/@]*@", "//", url).split("?")[0].split("#")[0]
     if ":" in host:
         host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
+    netloc = f"{host}:{port}" if port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _same_endpoint(a: str, b: str) -> bool:
+    return public_endpoint(a).rstrip("/").lower() == public_endpoint(b).rstrip("/").lower()
+
+
+def _clean_key(key: str | None, source: str) -> str | None:
+    """The key without surrounding whitespace; refused if no HTTP header can carry it."""
+    if key is None:
+        return None
+    key = key.strip()
+    if not key:
+        return None
+    if not all(33 <= ord(ch) <= 126 for ch in key):
+        raise ConfigError(
+            f"The API key from the {source} contains spaces, control characters or "
+            "non-ASCII characters (a pasted smart quote?), which no HTTP header can carry. "
+            "Set it again as plain text."
+        )
+    return key
 
 
 def _validate(s: Settings) -> None:
@@ -216,17 +263,22 @@ def _validate(s: Settings) -> None:
         "loop_guard": s.loop_guard,
     }
     for name, value in positive.items():
-        if value is not None and value <= 0:
-            raise ConfigError(f"{name} must be positive, got {value}.")
-    if s.retry_base_delay < 0:
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{name} must be a positive number, got {value}.")
+    if not (math.isfinite(s.retry_base_delay) and s.retry_base_delay >= 0):
         raise ConfigError(f"retry_base_delay must not be negative, got {s.retry_base_delay}.")
 
 
 def _check_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port  # raises on a port that is not a number in 0-65535
+    except ValueError:
+        valid = False
+    if not valid:
         raise ConfigError(
-            f"The base URL {public_endpoint(url)!r} is not an http(s) URL. "
+            f"The base URL {public_endpoint(url)!r} is not a valid http(s) URL. "
             "Set TETHER_BASE_URL to something like https://api.openai.com/v1."
         )
 

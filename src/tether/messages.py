@@ -7,7 +7,8 @@ cannot change under anyone's feet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -19,7 +20,21 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Usage",
+    "scrub",
+    "scrub_message",
 ]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """`text` with lone surrogates replaced, so it can always be written as UTF-8.
+
+    They arrive from JSON escapes like "\\ud83d" in model output and from file names
+    that are not valid UTF-8; one of them would make every later write fail.
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -168,3 +183,19 @@ class Usage:
             "cached_tokens": self.cached_tokens,
             "cache_write_tokens": self.cache_write_tokens,
         }
+
+
+def scrub_message(message: Message) -> Message:
+    """The message with every text field scrubbed; the same object when already clean."""
+    calls = tuple(
+        ToolCall(scrub(c.id), scrub(c.name), scrub(c.arguments)) for c in message.tool_calls
+    )
+    cleaned = replace(
+        message,
+        content=scrub(message.content),
+        tool_calls=calls,
+        tool_call_id=None if message.tool_call_id is None else scrub(message.tool_call_id),
+        name=None if message.name is None else scrub(message.name),
+        reasoning=None if message.reasoning is None else scrub(message.reasoning),
+    )
+    return message if cleaned == message else cleaned

@@ -14,8 +14,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,7 +33,7 @@ from tether.errors import (
 )
 from tether.messages import FinishReason, Message, ToolCall, ToolResult
 from tether.models.base import ModelRequest, ToolSpec
-from tether.models.openai_compat import OpenAICompatModel
+from tether.models.openai_compat import OpenAICompatModel, display_url
 from tether.models.retry import RetryPolicy
 from tether.models.scripted import Fault, ScriptedCall, ScriptedEndpoint, Turn
 from tether.observe.events import (
@@ -575,3 +576,284 @@ def test_importing_the_client_does_not_import_httpx() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- secrets near a cut, URLs with secrets ----------------------------------------------
+
+
+def straddling(cut: int, before: str = "") -> str:
+    """Text in which KEY starts 5 characters before position `cut` of what is shown."""
+    return "x" * (cut - 5 - len(before)) + before + KEY + " was refused"
+
+
+CUT_CASES = [
+    Canned.json(json.dumps({"error": {"message": straddling(500)}}), 400),
+    Canned.json(json.dumps({"error": straddling(500)}), 503),
+    Canned(400, [straddling(500).encode()], {"Content-Type": "text/plain"}),
+    Canned.sse(json.dumps({"error": {"message": straddling(500)}})),
+    Canned.json(straddling(200), 200),  # not JSON: shown cut to 200
+    Canned.json(straddling(200, '{"id": "'), 200),  # JSON without choices: cut to 200
+]
+
+
+@pytest.mark.parametrize(
+    "answer", CUT_CASES, ids=["400-json", "503-text", "400-plain", "sse-error", "bad", "empty"]
+)
+def test_a_key_cut_in_two_by_the_message_limit_does_not_leak(
+    canned: CannedServer, answer: Canned
+) -> None:
+    canned.queue = [answer] * 2
+    retry = RetryPolicy(max_attempts=2, base_delay=0.0)
+    with (
+        client_for(canned.url, api_key=KEY, retry=retry) as model,
+        pytest.raises(ProviderError) as info,
+    ):
+        model.complete(REQUEST, lambda e: None)
+    error: BaseException | None = info.value
+    while error is not None:
+        assert KEY[:5] not in str(error)
+        error = error.__cause__
+
+
+def test_urls_are_shown_without_credentials_query_or_fragment() -> None:
+    assert display_url("https://u:p@host:8443/v1?api_key=s3cret#frag") == "https://host:8443/v1"
+    assert display_url("u:p@host/v1?api_key=s3cret") == "host/v1"
+
+
+def test_a_query_string_in_the_base_url_stays_out_of_errors_and_retry_reasons(
+    canned: CannedServer, events: list[Event]
+) -> None:
+    secret = "qs-secret-4711"
+    echo = f"cannot serve http://127.0.0.1/v1/chat/completions?api_key={secret}&x=1"
+    canned.queue = [Canned.json(json.dumps({"error": echo}), 500)] * 2
+    canned.queue.append(
+        Canned(302, [b""], {"Location": f"https://elsewhere.example/v1?api_key={secret}#top"})
+    )
+    retry = RetryPolicy(max_attempts=2, base_delay=0.0)
+    with client_for(f"{canned.url}?api_key={secret}", retry=retry) as model:
+        with pytest.raises(TransientError) as transient:
+            model.complete(REQUEST, events.append)
+        with pytest.raises(BadRequestError) as redirect:
+            model.complete(REQUEST, events.append)
+    (retry_event,) = of_type(events, RetryScheduled)
+    for text in (str(transient.value), str(redirect.value), retry_event.reason):
+        assert secret not in text and "api_key" not in text and "#top" not in text
+    assert f"{canned.url}/chat/completions (HTTP 500)" in str(transient.value)
+    assert "https://elsewhere.example/v1" in str(redirect.value)
+
+
+def test_a_query_value_echoed_alone_is_redacted(canned: CannedServer) -> None:
+    canned.queue = [Canned.json('{"error": "unknown key qs-secret-4711"}', 400)]
+    with (
+        client_for(f"{canned.url}?key=qs-secret-4711") as model,
+        pytest.raises(BadRequestError) as info,
+    ):
+        model.complete(REQUEST, lambda e: None)
+    assert "qs-secret-4711" not in str(info.value) and "[redacted]" in str(info.value)
+
+
+# -- tool calls as other servers send them ------------------------------------------------
+
+
+def test_calls_streamed_all_at_index_zero_with_their_own_names_stay_apart(
+    canned: CannedServer,
+) -> None:
+    canned.queue = [
+        Canned.sse(
+            sse_chunk(
+                {"tool_calls": [{"index": 0, "function": {"name": "shell", "arguments": ""}}]}
+            ),
+            sse_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"command":"a"}'}}]}),
+            sse_chunk({"tool_calls": [{"index": 0, "id": "x", "function": {"name": "read_file"}}]}),
+            sse_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path":"x"}'}}]}),
+            sse_chunk({"tool_calls": [{"index": 0, "function": {"name": "read_file"}}]}),
+            sse_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path":"y"}'}}]}),
+            sse_chunk({}, "tool_calls"),
+        )
+    ]
+    with client_for(canned.url) as model:
+        calls = model.complete(REQUEST, lambda e: None).message.tool_calls
+    assert calls == (
+        ToolCall("call_1", "shell", '{"command":"a"}'),
+        ToolCall("x", "read_file", '{"path":"x"}'),
+        ToolCall("call_2", "read_file", '{"path":"y"}'),
+    )
+
+
+def test_a_name_repeated_in_each_fragment_without_index_is_one_call(
+    canned: CannedServer,
+) -> None:
+    def piece(arguments: str) -> str:
+        return sse_chunk({"tool_calls": [{"function": {"name": "ls", "arguments": arguments}}]})
+
+    canned.queue = [Canned.sse(piece('{"pa'), piece('th": "'), piece('."}'), sse_chunk({}, "stop"))]
+    with client_for(canned.url) as model:
+        calls = model.complete(REQUEST, lambda e: None).message.tool_calls
+    assert calls == (ToolCall("call_1", "ls", '{"path": "."}'),)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
+def test_repeated_and_empty_ids_become_distinct(canned: CannedServer, stream: bool) -> None:
+    wire = [
+        {"id": "call_0", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+        {"id": "call_0", "type": "function", "function": {"name": "ls", "arguments": '{"a":1}'}},
+        {"id": "", "type": "function", "function": {"name": "pwd", "arguments": "{}"}},
+    ]
+    if stream:
+        deltas = [sse_chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(wire)]
+        canned.queue = [Canned.sse(*deltas, sse_chunk({}, "tool_calls"))]
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": wire}
+        body = {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+        canned.queue = [Canned.json(json.dumps(body))]
+    with client_for(canned.url, stream=stream) as model:
+        calls = model.complete(REQUEST, lambda e: None).message.tool_calls
+    assert [(c.id, c.arguments) for c in calls] == [
+        ("call_0", "{}"),
+        ("call_0_2", '{"a":1}'),
+        ("call_1", "{}"),
+    ]
+
+
+# -- the API key as it may be pasted --------------------------------------------------------
+
+
+def test_surrounding_whitespace_is_stripped_from_the_key() -> None:
+    with ScriptedEndpoint([Turn(text="ok")], api_key=KEY) as ep:
+        with client_for(ep.url, api_key=f"  {KEY}\n") as model:
+            assert model.complete(REQUEST, lambda e: None).message.content == "ok"
+        assert ep.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        (f"\u201c{KEY}\u201d", ["non-ASCII", "U+201C", "position 1"]),
+        (f"{KEY}\nsk-second-line", ["control character", "position 21"]),
+        ("sk-ключ-abcdef", ["non-ASCII", "U+043A"]),
+    ],
+    ids=["smart-quotes", "two-lines", "cyrillic"],
+)
+def test_a_key_http_cannot_carry_is_a_config_error_without_the_key(
+    key: str, words: list[str]
+) -> None:
+    with pytest.raises(ConfigError, match="TETHER_API_KEY") as info:
+        OpenAICompatModel(base_url="http://127.0.0.1:9/v1", api_key=key, model="m")
+    message = str(info.value)
+    assert KEY not in message and "sk-" not in message
+    for word in words:
+        assert word in message
+
+
+def test_a_request_that_cannot_be_sent_is_not_retried() -> None:
+    with ScriptedEndpoint([Turn(text="ok")]) as ep:
+        model = client_for(ep.url, api_key=KEY)
+        # What a key with a line break did before keys were checked: h11 refuses the header.
+        model._api_key = f"{KEY}\n"
+        with model, pytest.raises(BadRequestError) as info:
+            model.complete(REQUEST, lambda e: None)
+        assert ep.requests == []
+    message = str(info.value)
+    assert "could not send the request" in message and "TETHER_API_KEY" in message
+    assert "gave up" not in message and KEY not in message
+    assert info.value.__cause__ is None  # h11's message quotes the header
+
+
+# -- quota, empty answers ---------------------------------------------------------------------
+
+QUOTA = {
+    "message": "You exceeded your current quota, please check your plan and billing details.",
+    "type": "insufficient_quota",
+    "param": None,
+    "code": "insufficient_quota",
+}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Canned.json(json.dumps({"error": QUOTA}), 429, **{"retry-after": "1"}),
+        Canned.sse(json.dumps({"error": QUOTA})),
+    ],
+    ids=["429", "sse"],
+)
+def test_an_exhausted_quota_is_not_retried(canned: CannedServer, answer: Canned) -> None:
+    canned.queue = [answer] * 3
+    with client_for(canned.url) as model, pytest.raises(BadRequestError) as info:
+        model.complete(REQUEST, lambda e: None)
+    assert len(canned.bodies) == 1
+    assert "no quota left" in str(info.value) and "billing" in str(info.value)
+
+
+NO_ANSWERS = [
+    Canned.sse(),
+    Canned.sse(json.dumps({"choices": [], "usage": {"prompt_tokens": 3}})),
+    Canned.sse(
+        json.dumps({"choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": "stop"}]})
+    ),
+    Canned.json(json.dumps({"choices": []})),
+    Canned.json(
+        json.dumps(
+            {"choices": [{"index": 1, "message": {"content": "x"}, "finish_reason": "stop"}]}
+        )
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "answer", NO_ANSWERS, ids=["done-only", "usage-only", "choice-1", "plain-none", "plain-1"]
+)
+def test_an_answer_without_choice_zero_is_retried(
+    canned: CannedServer, answer: Canned, events: list[Event]
+) -> None:
+    good = Canned.sse(sse_chunk({"content": "here"}, "stop"))
+    canned.queue = [answer, good]
+    with client_for(canned.url) as model:
+        assert model.complete(REQUEST, events.append).message.content == "here"
+    (retry,) = of_type(events, RetryScheduled)
+    assert "sent no answer" in retry.reason
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
+def test_an_empty_answer_with_a_finish_reason_is_an_answer(
+    canned: CannedServer, stream: bool
+) -> None:
+    if stream:
+        canned.queue = [Canned.sse(sse_chunk({}, "stop"))]
+    else:
+        message = {"role": "assistant", "content": ""}
+        body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        canned.queue = [Canned.json(json.dumps(body))]
+    with client_for(canned.url, stream=stream) as model:
+        response = model.complete(REQUEST, lambda e: None)
+    assert response.message.content == "" and len(canned.bodies) == 1
+
+
+# -- the scripted endpoint's odd answers, and keep-alives past the deadline -----------------
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
+def test_half_a_surrogate_pair_streams_through(stream: bool, events: list[Event]) -> None:
+    turn = Turn(text="half an emoji: \ud83d", tool_calls=(ScriptedCall("f", {"s": "\udcff"}),))
+    with ScriptedEndpoint([turn]) as ep, client_for(ep.url, stream=stream) as model:
+        response = model.complete(REQUEST, events.append)
+        assert ep.turns_served == 1
+    assert response.message.content == "half an emoji: \ufffd"
+    assert json.loads(response.message.tool_calls[0].arguments) == {"s": "\ufffd"}
+    assert not of_type(events, RetryScheduled)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
+def test_keep_alives_alone_do_not_outlast_the_deadline(stream: bool) -> None:
+    faults = {i: Fault("keepalive", hang_s=20) for i in range(3)}
+    with (
+        ScriptedEndpoint([TOOL_TURN], faults=faults) as ep,
+        client_for(ep.url, stream=stream, request_timeout=5) as model,
+    ):
+        start = time.monotonic()
+        request = replace(REQUEST, deadline=start + 0.5)
+        with pytest.raises(TransientError) as info:
+            model.complete(request, lambda e: None)
+        elapsed = time.monotonic() - start
+    assert elapsed < 3
+    assert "time limit" in str(info.value)

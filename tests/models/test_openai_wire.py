@@ -293,3 +293,143 @@ def test_body_encoder_matches_a_full_encode_as_the_conversation_changes() -> Non
                 request_body(request, model="m", stream=stream), ensure_ascii=False
             )
             assert encoder.encode(request, model="m", stream=stream) == expected.encode()
+
+
+def test_provider_message_redacts_before_it_cuts() -> None:
+    key = "sk-live-0123456789abcdef"
+    body = json.dumps({"error": {"message": "x" * 490 + f" key {key} was refused"}})
+    message = provider_message(body, redact=lambda text: text.replace(key, "[redacted]"))
+    assert len(message) == 500 and key[:4] not in message
+    assert message.endswith(" key [reda")  # the key began at 495
+
+
+# -- tool calls as odd servers stream them ------------------------------------------------
+
+
+def test_calls_all_at_index_zero_without_ids_split_at_each_new_name() -> None:
+    got = calls_of(
+        tc(index=0, function={"name": "shell", "arguments": '{"command": "a"}'}),
+        tc(index=0, function={"name": "read", "arguments": '{"path": "x"}'}),
+    )
+    assert got == (
+        ToolCall("call_1", "shell", '{"command": "a"}'),
+        ToolCall("call_2", "read", '{"path": "x"}'),
+    )
+
+
+def test_calls_all_at_index_zero_split_at_a_new_id_after_an_id_less_call() -> None:
+    got = calls_of(
+        tc(index=0, function={"name": "shell", "arguments": ""}),
+        tc(index=0, function={"arguments": '{"command": "a"}'}),
+        tc(index=0, id="b", function={"name": "read", "arguments": ""}),
+        tc(index=0, function={"arguments": '{"path": "x"}'}),
+    )
+    assert got == (
+        ToolCall("call_1", "shell", '{"command": "a"}'),
+        ToolCall("b", "read", '{"path": "x"}'),
+    )
+
+
+def test_the_same_name_at_index_zero_starts_a_new_call_once_the_last_is_whole() -> None:
+    got = calls_of(
+        tc(index=0, function={"name": "read", "arguments": '{"path": "a}{"'}),
+        tc(index=0, function={"name": "read", "arguments": "}"}),  # name repeated
+        tc(index=0, function={"name": "read", "arguments": '{"path": "b"}'}),
+    )
+    assert got == (
+        ToolCall("call_1", "read", '{"path": "a}{"}'),
+        ToolCall("call_2", "read", '{"path": "b"}'),
+    )
+
+
+def test_an_id_arriving_after_the_name_belongs_to_the_same_call() -> None:
+    got = calls_of(
+        tc(index=0, function={"name": "read", "arguments": ""}),
+        tc(index=0, id="late", function={"arguments": '{"path": "a"}'}),
+    )
+    assert got == (ToolCall("late", "read", '{"path": "a"}'),)
+
+
+def test_a_name_repeated_in_every_fragment_without_index_is_one_call() -> None:
+    got = calls_of(
+        tc(function={"name": "write", "arguments": '{"text": "a \\" }'}),
+        tc(function={"name": "write", "arguments": ' b\\\\", "n": '}),
+        tc(function={"name": "write", "arguments": "1}"}),
+        tc(function={"name": "write", "arguments": '{"text": "again", "n": 2}'}),
+    )
+    assert got == (
+        ToolCall("call_1", "write", '{"text": "a \\" } b\\\\", "n": 1}'),
+        ToolCall("call_2", "write", '{"text": "again", "n": 2}'),
+    )
+
+
+def test_a_new_name_always_starts_a_new_call() -> None:
+    # An argument-less call streamed as its name alone, then the next call.
+    got = calls_of(
+        tc(function={"name": "list_files", "arguments": ""}),
+        tc(function={"name": "read", "arguments": '{"path": "a"}'}),
+    )
+    assert got == (
+        ToolCall("call_1", "list_files", "{}"),
+        ToolCall("call_2", "read", '{"path": "a"}'),
+    )
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_an_id_given_twice_is_made_unique(streamed: bool) -> None:
+    calls = [
+        {"id": "call_0", "function": {"name": "f", "arguments": '{"n": 1}'}},
+        {"id": "call_0", "function": {"name": "f", "arguments": '{"n": 2}'}},
+        {"id": "call_0_2", "function": {"name": "g", "arguments": "{}"}},
+    ]
+    a = assembler([])
+    if streamed:
+        for index, call in enumerate(calls):
+            a.add_delta({"tool_calls": [{**call, "index": index}]})
+    else:
+        a.add_message({"role": "assistant", "content": None, "tool_calls": calls})
+    got = a.response(model="m").message.tool_calls
+    assert [c.id for c in got] == ["call_0", "call_0_3", "call_0_2"]
+    assert [c.arguments for c in got] == ['{"n": 1}', '{"n": 2}', "{}"]
+
+
+def test_an_id_given_twice_at_index_zero_still_means_two_calls() -> None:
+    got = calls_of(
+        tc(index=0, id="call_0", function={"name": "f", "arguments": '{"n": 1}'}),
+        tc(index=0, id="call_0", function={"name": "f", "arguments": '{"n": 2}'}),
+    )
+    assert [(c.id, c.arguments) for c in got] == [("call_0", '{"n": 1}'), ("call_0_2", '{"n": 2}')]
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_empty_ids_are_generated_and_never_clash_with_given_ones(streamed: bool) -> None:
+    calls = [
+        {"id": "", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "  ", "function": {"name": "g", "arguments": "{}"}},
+        {"id": "call_1", "function": {"name": "h", "arguments": "{}"}},
+    ]
+    a = assembler([])
+    if streamed:
+        for index, call in enumerate(calls):
+            a.add_delta({"tool_calls": [{**call, "index": index}]})
+    else:
+        a.add_message({"role": "assistant", "tool_calls": calls})
+    got = a.response(model="m").message.tool_calls
+    assert [(c.id, c.name) for c in got] == [("call_2", "f"), ("call_3", "g"), ("call_1", "h")]
+
+
+def test_surrogate_halves_are_joined_and_lone_ones_replaced() -> None:
+    a = assembler([])
+    for piece in ["smile \ud83d", "\ude00 and half \ud83d", "!"]:
+        a.add_delta({"content": piece, "reasoning_content": piece})
+    a.add_delta(tc(index=0, function={"name": "f", "arguments": '{"s": "\ud83d'}))
+    a.add_delta(tc(index=0, function={"arguments": '\ude00"}'}))
+    message = a.response(model="m").message
+    assert message.content == message.reasoning == "smile \U0001f600 and half \ufffd!"
+    assert message.tool_calls[0].arguments == '{"s": "\U0001f600"}'
+
+
+def test_body_encoder_survives_a_lone_surrogate() -> None:
+    request = ModelRequest(system="", messages=(Message.user("bad byte: \udcff"),))
+    body = json.loads(BodyEncoder().encode(request, model="m", stream=False))
+    assert body["messages"] == [{"role": "user", "content": "bad byte: \ufffd"}]

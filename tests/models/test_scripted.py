@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,3 +262,57 @@ def test_serves_a_script_from_the_command_line(tmp_path: Path) -> None:
             assert chat(url).json()["choices"][0]["message"]["content"] == "by hand"
         finally:
             proc.terminate()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_half_a_surrogate_pair_goes_out_as_an_ascii_escape(stream: bool) -> None:
+    with ScriptedEndpoint([Turn(text="half: \ud83d")]) as ep:
+        response = chat(ep.url, stream=stream)
+        assert ep.turns_served == 1
+    assert response.content.isascii() and b"\\ud83d" in response.content
+    if stream:
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks(response)[:-1])
+    else:
+        text = response.json()["choices"][0]["message"]["content"]
+    assert text == "half: \ud83d"
+
+
+def test_an_answer_the_client_hung_up_on_does_not_use_up_its_turn() -> None:
+    big = Turn(text="x" * 30_000_000)  # far more than the socket buffers hold
+    with ScriptedEndpoint([big]) as ep:
+        host, port = ep.url.split("//")[1].split("/")[0].split(":")
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        request = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+        )
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(request.encode())
+            start = b""
+            while len(start) < 12:
+                start += sock.recv(12 - len(start))
+            assert start == b"HTTP/1.1 200"  # the answer has begun
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        until = time.monotonic() + 10
+        while ep.requests[0].answered_at is None and time.monotonic() < until:
+            time.sleep(0.01)
+        assert ep.requests[0].answered_at is not None
+        assert ep.turns_served == 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_keepalive_fault_sends_only_keep_alives(stream: bool) -> None:
+    with ScriptedEndpoint([Turn(text="never")]) as ep:
+        ep.add_fault(Fault("keepalive", hang_s=0.3))
+        body = {"model": "m", "messages": [], "stream": stream}
+        seen = b""
+        with (
+            pytest.raises(httpx.RemoteProtocolError),  # it hangs up mid-body at the end
+            httpx.stream("POST", ep.url + "/chat/completions", json=body) as response,
+        ):
+            assert response.status_code == 200
+            for piece in response.iter_bytes():
+                seen += piece
+        assert seen.count(b": keep-alive\n\n" if stream else b"\n") >= 3
+        assert seen.strip(b": keep-alive\n" if stream else b"\n") == b""
+        assert ep.turns_served == 0

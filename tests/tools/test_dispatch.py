@@ -276,3 +276,14 @@ def test_no_thread_is_left_behind_by_normal_calls(dispatcher: Dispatcher, tmp_pa
     for _ in range(20):
         run(dispatcher, "read_file", {"path": "a.txt"})
     assert threading.active_count() <= before
+
+
+def test_numbers_json_cannot_parse_are_a_readable_error(dispatcher: Dispatcher) -> None:
+    result = run(dispatcher, "read_file", '{"path": ' + "9" * 5000 + "}")
+    assert result.is_error and "not valid JSON" in result.content
+
+
+def test_non_finite_numbers_are_refused(dispatcher: Dispatcher) -> None:
+    for raw in ('{"command": "true", "timeout": NaN}', '{"command": "true", "timeout": Infinity}'):
+        result = run(dispatcher, "bash", raw)
+        assert result.is_error and "finite" in result.content

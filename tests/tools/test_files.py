@@ -5,6 +5,7 @@ import dataclasses
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -334,3 +335,93 @@ def test_list_errors(ws: Harness) -> None:
         ws.call(list_files, path="nowhere")
     with pytest.raises(ToolError, match="Invalid pattern"):
         ws.call(list_files, pattern="*.{py")
+
+
+# --- text the OS cannot take; file names that are not UTF-8 -------------------
+
+BAD_TEXT = [
+    ("a\x00b.txt", r"contains a NUL byte"),
+    ("a\ud83d.txt", r"contains text that is not valid Unicode \(a lone surrogate, U\+D83D"),
+    ("a\udcff.txt", r"contains text that is not valid Unicode \(a lone surrogate, U\+DCFF"),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), BAD_TEXT)
+def test_bad_text_in_a_path_is_the_callers_fault(ws: Harness, bad: str, message: str) -> None:
+    ws.write("dir/ok.txt", "x\n")
+    with pytest.raises(ToolError, match=f"^The path {message}"):
+        ws.call(read_file, path=bad)
+    with pytest.raises(ToolError, match=f"^The path {message}"):
+        ws.call(write_file, path=f"dir/{bad}", content="x")
+    with pytest.raises(ToolError, match=f"^The path {message}"):
+        ws.call(list_files, path=bad)
+    with pytest.raises(ToolError, match=f"^The pattern {message}"):
+        ws.call(list_files, pattern=bad)
+    assert sorted(p.name for p in (ws.root / "dir").iterdir()) == ["ok.txt"]
+
+
+def test_write_refuses_lone_surrogates_in_content(ws: Harness) -> None:
+    with pytest.raises(
+        ToolError, match=r"^The content contains text that is not valid Unicode \(a lone surrogate"
+    ):
+        ws.call(write_file, path="e.txt", content="half an emoji: \ud83d\n")
+    assert not (ws.root / "e.txt").exists()
+    ws.call(write_file, path="e.txt", content="a whole one: \U0001f600 and a NUL \x00\n")
+    assert (ws.root / "e.txt").read_bytes() == "a whole one: 😀 and a NUL \x00\n".encode()
+
+
+def make_undecodable_names(root: Path) -> None:
+    """Files whose names are Latin-1, not UTF-8: `café.txt` and `dir\\xff/inner.txt`."""
+    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin one\n")
+    (root / os.fsdecode(b"dir\xff")).mkdir()
+    (root / os.fsdecode(b"dir\xff") / "inner.txt").write_bytes(b"inner\n")
+    (root / "plain.txt").write_bytes(b"plain\n")
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_list_shows_undecodable_names_escaped(
+    ws: Harness, git: Callable[..., None], in_git: bool
+) -> None:
+    make_undecodable_names(ws.root)
+    if in_git:
+        git(ws.root, "init", "-q")
+    out = ws.call(list_files)
+    out.encode("utf-8")  # no lone surrogates that would break encoding later
+    assert out.splitlines() == ["caf\\xe9.txt", "dir\\xff/inner.txt", "plain.txt"]
+    assert ws.call(list_files, pattern="*.txt") == out
+    assert ws.call(list_files, path="dir\\xff") == "dir\\xff/inner.txt"
+
+
+def test_escaped_names_can_be_read_and_written(ws: Harness) -> None:
+    make_undecodable_names(ws.root)
+    assert (
+        ws.call(read_file, path="caf\\xe9.txt") == "caf\\xe9.txt: lines 1-1 of 1\n     1\tlatin one"
+    )
+    assert ws.call(read_file, path="dir\\xff/inner.txt").endswith("     1\tinner")
+    out = ws.call(write_file, path="caf\\xe9.txt", content="rewritten\n")
+    assert out == "Overwrote caf\\xe9.txt (1 line; was 1)."
+    assert (ws.root / os.fsdecode(b"caf\xe9.txt")).read_bytes() == b"rewritten\n"
+    assert not (ws.root / "caf\\xe9.txt").exists()  # no file with a literal backslash name
+
+
+def test_a_literal_backslash_name_wins_over_the_escaped_reading(ws: Harness) -> None:
+    ws.write("x\\xe9.txt", "literal\n")
+    (ws.root / os.fsdecode(b"x\xe9.txt")).write_bytes(b"latin\n")
+    assert ws.call(read_file, path="x\\xe9.txt").endswith("     1\tliteral")
+
+
+def test_suggestions_and_errors_escape_undecodable_names(ws: Harness, tmp_path: Path) -> None:
+    make_undecodable_names(ws.root)
+    with pytest.raises(ToolError) as info:
+        ws.call(read_file, path="cafe.txt")
+    assert str(info.value) == "cafe.txt does not exist. Did you mean: caf\\xe9.txt?"
+    with pytest.raises(ToolError) as info:
+        ws.call(read_file, path="elsewhere/inner.txt")
+    assert str(info.value).endswith("Did you mean: dir\\xff/inner.txt?")
+    outside = tmp_path / os.fsdecode(b"secret\xfe")
+    outside.mkdir()
+    (ws.root / "link").symlink_to(outside)
+    with pytest.raises(ToolError, match="outside the workspace") as info:
+        ws.call(read_file, path="link/x.txt")
+    assert "secret\\xfe" in str(info.value)
+    str(info.value).encode("utf-8")

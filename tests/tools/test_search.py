@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,7 +10,7 @@ import pytest
 
 from tether.errors import ToolError
 from tether.sandbox.workspace import Workspace
-from tether.tools.search import search, search_files
+from tether.tools.search import SearchEngine, search, search_files
 
 if TYPE_CHECKING:
     from conftest import Harness
@@ -154,3 +155,59 @@ def test_bad_glob_and_missing_path(tmp_path: Path) -> None:
 def test_tool_entry_point(ws: Harness) -> None:
     ws.write("src/m.py", "import os\nos.getcwd()\n")
     assert ws.call(search_files, pattern=r"os\.", path="src") == "src/m.py:2:os.getcwd()"
+
+
+def make_undecodable_names(root: Path) -> None:
+    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"foo latin\n")
+    (root / os.fsdecode(b"dir\xff")).mkdir()
+    (root / os.fsdecode(b"dir\xff") / "in.txt").write_bytes(b"foo inner\n")
+    (root / "plain.txt").write_bytes(b"foo plain\n")
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_undecodable_names_are_shown_escaped(
+    tmp_path: Path, git: Callable[..., None], engine: SearchEngine, in_git: bool
+) -> None:
+    make_undecodable_names(tmp_path)
+    if in_git:
+        git(tmp_path, "init", "-q")
+    workspace = Workspace(tmp_path)
+    out = search(workspace, "foo", engine=engine)
+    out.encode("utf-8")  # no lone surrogates
+    assert out == "caf\\xe9.txt:1:foo latin\ndir\\xff/in.txt:1:foo inner\nplain.txt:1:foo plain"
+    assert search(workspace, "foo", glob="*.txt", engine=engine) == out
+    # The escaped names, given back, find the same files.
+    assert search(workspace, "foo", path="dir\\xff", engine=engine) == "dir\\xff/in.txt:1:foo inner"
+    assert search(workspace, "o", path="caf\\xe9.txt", engine=engine) == (
+        "caf\\xe9.txt:1:foo latin"
+    )
+    assert search(workspace, "nothing", path="dir\\xff", engine=engine) == (
+        "No matches for 'nothing' in dir\\xff."
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"pattern": "a\x00b"}, "The pattern contains a NUL byte"),
+        ({"pattern": "\ud83d"}, r"The pattern contains text that is not valid Unicode \(a lone"),
+        ({"pattern": "foo", "glob": "*\x00.txt"}, "The glob contains a NUL byte"),
+        ({"pattern": "foo", "glob": "\udcff*"}, "The glob contains text that is not valid Unicode"),
+        ({"pattern": "foo", "path": "a\x00"}, "The path contains a NUL byte"),
+        ({"pattern": "foo", "path": "a\ud83d"}, "The path contains text that is not valid Unicode"),
+    ],
+)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nul_and_lone_surrogates_are_the_callers_fault(
+    tmp_path: Path, engine: SearchEngine, args: dict[str, str], message: str
+) -> None:
+    make_tree(tmp_path)
+    with pytest.raises(ToolError, match=f"^{message}"):
+        search(Workspace(tmp_path), engine=engine, **args)
+
+
+def test_tool_refuses_a_nul_in_the_pattern(ws: Harness) -> None:
+    ws.write("a.txt", "x\n")
+    with pytest.raises(ToolError, match="The pattern contains a NUL byte"):
+        ws.call(search_files, pattern="x\x00")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import secrets
 import signal
@@ -143,7 +144,11 @@ def test_huge_output_is_bounded(ws: Harness) -> None:
 
 def test_background_job_holding_the_output_is_killed(ws: Harness, marker: str) -> None:
     out, elapsed = timed(ws, command=f"sleep {marker} & echo started")
-    assert out.startswith("started\n[exit code: 0]\n[background processes still attached")
+    assert out == (
+        "started\n[exit code: 0]\n[the output was still held open after the shell exited, "
+        "so the background processes left in the command's process group were killed; "
+        "run them as `nohup cmd > file.log 2>&1 &` to keep them running]"
+    )
     assert elapsed < 3
     assert live_processes(f"sleep {marker}") == []
 
@@ -161,8 +166,59 @@ def test_escaped_grandchild_holding_the_pipe_does_not_hang(ws: Harness, marker: 
     assert elapsed < 3
 
 
+def test_setsid_process_is_not_claimed_killed(ws: Harness, marker: str) -> None:
+    out = ws.call(bash, command=f"setsid sleep {marker} & echo started", timeout=30)
+    assert "killed" not in out.replace("not killed", "")
+    assert out.endswith(
+        "[a process outside the command's process group (e.g. started with setsid) still "
+        "holds the output open; it was not killed and may still be running; what it "
+        "prints from now on is not shown]"
+    )
+    assert len(live_processes(f"sleep {marker}")) == 1  # true: it still runs
+
+
+def test_group_killed_but_setsid_process_survives_and_both_are_said(
+    ws: Harness, marker: str
+) -> None:
+    out = ws.call(bash, command=f"sleep {marker} & setsid sleep {marker} & echo started")
+    lines = out.splitlines()
+    assert lines[:2] == ["started", "[exit code: 0]"]
+    assert "background processes left in the command's process group were killed" in lines[2]
+    assert lines[3].startswith("[a process outside the command's process group")
+    assert len(live_processes(f"sleep {marker}")) == 1  # the setsid one
+
+
 def test_misuse_is_a_tool_error(ws: Harness) -> None:
     with pytest.raises(ToolError, match="empty"):
         ws.call(bash, command="   ")
     with pytest.raises(ToolError, match="positive"):
         ws.call(bash, command="true", timeout=0)
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_timeout_is_refused(ws: Harness, timeout: float) -> None:
+    # Called directly: the tool must not rely on argument binding to catch this.
+    with pytest.raises(ToolError, match=r"timeout=.* is invalid; give a finite positive"):
+        bash.fn(ws.ctx, command="touch ran", timeout=timeout)
+    assert not (ws.root / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['{"command": "touch ran", "timeout": NaN}', '{"command": "touch ran", "timeout": "inf"}'],
+)
+def test_non_finite_timeout_from_json_is_refused(ws: Harness, raw: str) -> None:
+    arguments = json.loads(raw)  # Python's json accepts NaN and Infinity
+    with pytest.raises(ToolError, match="finite"):
+        bash.fn(ws.ctx, **bash.bind(arguments))
+    assert not (ws.root / "ran").exists()
+
+
+def test_nul_byte_in_command_is_the_callers_fault(ws: Harness) -> None:
+    with pytest.raises(ToolError, match="The command contains a NUL byte"):
+        ws.call(bash, command="echo a\x00b")
+
+
+def test_lone_surrogate_in_command_is_the_callers_fault(ws: Harness) -> None:
+    with pytest.raises(ToolError, match=r"not valid Unicode \(a lone surrogate, U\+D83D"):
+        ws.call(bash, command="echo \ud83d")

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tether.errors import ToolError
 from tether.tools.textio import (
     atomic_write,
+    check_text,
     count_lines,
     decode,
     detect_newline,
+    escape_surrogates,
     looks_binary,
     read_text,
     split_lines,
@@ -124,3 +127,30 @@ def test_atomic_write_failure_leaves_no_temp_file(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         atomic_write(directory / "sub", "cannot replace a directory with a file")
     assert [p.name for p in directory.iterdir()] == ["sub"]
+
+
+def test_escape_surrogates_shows_undecodable_name_bytes_like_backslashreplace() -> None:
+    name = os.fsdecode(b"caf\xe9-\xff.txt")
+    shown = escape_surrogates(name)
+    assert shown == os.fsencode(name).decode("utf-8", "backslashreplace")
+    assert shown == "caf\\xe9-\\xff.txt"
+    assert escape_surrogates("half \ud83d emoji") == "half \\ud83d emoji"
+    assert escape_surrogates("plain café 😀") == "plain café 😀"
+    shown.encode("utf-8")  # never raises
+
+
+def test_check_text_refuses_nul_and_lone_surrogates() -> None:
+    check_text("fine café 😀", "The command")
+    with pytest.raises(
+        ToolError, match=r"^The command contains a NUL byte \(\\x00, at character 1\)"
+    ):
+        check_text("a\x00b", "The command")
+    check_text("a\x00b", "The content", allow_nul=True)
+    with pytest.raises(
+        ToolError,
+        match=r"^The path contains text that is not valid Unicode \(a lone surrogate, U\+D83D, "
+        r"at character 2\).* Hint\.$",
+    ):
+        check_text("ab\ud83d", "The path", hint="Hint.")
+    with pytest.raises(ToolError, match="lone surrogate, U\\+DCFF"):
+        check_text("\udcff", "The content", allow_nul=True)

@@ -7,6 +7,7 @@ local HTTP endpoint speaking the OpenAI wire format.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -20,7 +21,7 @@ _SAMPLE = Path(__file__).with_name("sample")
 
 def run_demo(keep: bool = False, *, out: TextIO | None = None, pause_s: float = 0.6) -> int:
     """Run the demo session; returns the exit code of the run."""
-    from tether.config import CliOverrides, load_settings
+    from tether.config import Settings, state_home
     from tether.demo.script import demo_script
     from tether.models.scripted import ScriptedEndpoint
     from tether.observe.events import EventBus
@@ -34,8 +35,12 @@ def run_demo(keep: bool = False, *, out: TextIO | None = None, pause_s: float = 
     task = "The tests fail. Find the bug and fix it."
     try:
         with ScriptedEndpoint(demo_script(pause_s), model="scripted-demo") as endpoint:
-            settings = load_settings(
-                CliOverrides(model="scripted-demo", base_url=endpoint.url, workspace=project)
+            # Built directly: the user's key, endpoint and limits have no part in the demo.
+            settings = Settings(
+                model="scripted-demo",
+                base_url=endpoint.url,
+                workspace=project,
+                home=state_home(os.environ),
             )
             stream.write(
                 "tether demo: the MODEL IS SCRIPTED. Its replies were written in advance and\n"

@@ -51,7 +51,8 @@ class Transcript:
             directory.mkdir(parents=True, exist_ok=True)
             path = directory / f"{session_id}.jsonl"
             transcript = cls(path, session_id, redact)
-            transcript._file = path.open("x", encoding="utf-8")
+            # backslashreplace: a stray lone surrogate must never make a write fail.
+            transcript._file = path.open("x", encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write the session transcript under {directory}: {exc.strerror}. "

@@ -7,7 +7,9 @@ failure into one of our `ProviderError`s, and retries the transient ones through
 `retry.py`, reporting each retry as a `RetryScheduled` event.
 
 Error messages name the endpoint and the HTTP status, never the API key: the key
-is scrubbed from every message we build, and so is any user:password in a URL.
+is scrubbed from every message we build (before any text is cut short, so no
+prefix of it survives), and URLs are shown without user:password, query string
+or fragment (where `?api_key=...` would sit).
 
 After a `RetryScheduled` event the answer starts over: text and tool-call deltas
 streamed before the failure belong to the abandoned attempt.
@@ -23,7 +25,7 @@ import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from tether import __version__
 from tether.errors import (
@@ -41,6 +43,7 @@ from tether.models.openai_wire import (
     BodyEncoder,
     ResponseAssembler,
     is_context_length,
+    is_quota_exhausted,
     parse_usage,
     provider_message,
 )
@@ -54,13 +57,65 @@ if TYPE_CHECKING:
 __all__ = ["OpenAICompatModel", "display_url"]
 
 _USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
+_URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*)[?#][^\s\"'<>]*")
 _CREDENTIALS = re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',;]+")
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+_MIN_SECRET = 4  # shorter query values and user names are not worth scrubbing from text
 
 
 def display_url(url: str) -> str:
-    """The URL without user:password, fit for messages and logs."""
-    return _USERINFO.sub("", url)
+    """The URL without user:password, query string or fragment, fit for messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL we can take apart: scrub it as text
+        return _scrub_urls(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    if parts.netloc:
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    head, slash, rest = url.split("?", 1)[0].split("#", 1)[0].partition("/")
+    return head.rpartition("@")[2] + slash + rest  # `user:pw@host/v1`, no scheme
+
+
+def _scrub_urls(text: str) -> str:
+    """Every URL in `text` without user:password, query string or fragment."""
+    return _URL_TAIL.sub(r"\1", _USERINFO.sub("", text))
+
+
+def _url_secrets(url: str) -> list[str]:
+    """What a base URL may carry that must not show: its user:password and query values."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    values = [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
+    if parts.username:
+        values.append(unquote(parts.username))
+    if parts.password:
+        values.append(unquote(parts.password))
+    return [v for v in values if len(v) >= _MIN_SECRET]
+
+
+def _checked_key(api_key: str | None) -> str | None:
+    """The key without surrounding whitespace, or ConfigError if HTTP cannot carry it.
+
+    A header may hold only printable ASCII: a key read with `$(cat key.txt)` keeps
+    its line break, a pasted one may bring a curly quote. The message never shows
+    the key.
+    """
+    key = (api_key or "").strip()
+    for position, char in enumerate(key, 1):
+        if not " " <= char <= "~":
+            what = (
+                f"a non-ASCII character (U+{ord(char):04X})"
+                if ord(char) > 0x7F
+                else "a control character"
+            )
+            raise ConfigError(
+                f"the API key has {what} at position {position}, which an HTTP header "
+                "cannot carry; check TETHER_API_KEY (or OPENAI_API_KEY): a pasted key may "
+                "have picked up a quote mark or a line break"
+            )
+    return key or None
 
 
 def _chat_url(base_url: str) -> str:
@@ -102,7 +157,9 @@ class OpenAICompatModel:
         self._base_url = base_url
         self._url = _chat_url(base_url)
         self._shown_url = display_url(self._url)
-        self._api_key = api_key or None
+        self._api_key = _checked_key(api_key)
+        secrets = [self._api_key or "", *_url_secrets(base_url)]
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self._model = model
         self._stream = stream
         self._timeout = request_timeout
@@ -168,13 +225,23 @@ class OpenAICompatModel:
             with client.stream(
                 "POST", self._url, content=body, headers=headers, timeout=timeout
             ) as response:
+                chunks = self._until_deadline(response.iter_bytes(), deadline)
                 if response.status_code >= 300:
-                    response.read()
-                    raise self._status_error(response)
+                    raw = b"".join(chunks).decode("utf-8", "replace")
+                    raise self._status_error(response, raw)
                 content_type = response.headers.get("content-type", "")
                 if self._stream and "json" not in content_type:
-                    return self._read_stream(response.iter_bytes(), assembler, deadline)
-                return self._read_json(response.read(), assembler)
+                    return self._read_stream(chunks, assembler)
+                return self._read_json(b"".join(chunks), assembler)
+        except httpx.LocalProtocolError as exc:
+            # The request could not even be written: retrying cannot help. The cause
+            # is dropped because h11's message quotes the offending header (the key).
+            message = (
+                f"could not send the request to {self._shown_url}: {exc}. A header or the "
+                "URL holds characters HTTP does not allow; check TETHER_API_KEY and "
+                "TETHER_BASE_URL"
+            )
+            raise BadRequestError(self._clean(message)) from None
         except httpx.TimeoutException as exc:
             raise self._transient(self._timeout_reason(exc)) from exc
         except httpx.ConnectError as exc:
@@ -197,15 +264,19 @@ class OpenAICompatModel:
             pool=min(10.0, left),
         )
 
-    def _read_stream(
-        self, chunks: Iterator[bytes], assembler: ResponseAssembler, deadline: float | None = None
-    ) -> ModelResponse:
+    def _until_deadline(self, chunks: Iterator[bytes], deadline: float | None) -> Iterator[bytes]:
+        """The body's chunks, checking the deadline at each: an endpoint that sends
+        only keep-alive comments (or whitespace) never trips the read timeout."""
+        for chunk in chunks:
+            if deadline is not None and time.monotonic() > deadline:
+                raise self._transient("the run's time limit passed while the answer was arriving")
+            yield chunk
+
+    def _read_stream(self, chunks: Iterator[bytes], assembler: ResponseAssembler) -> ModelResponse:
         """Consume the whole SSE body (so the connection can be reused) and assemble it."""
-        done = finished = False
+        done = finished = answered = False
         model = self._model
         for event in iter_sse(chunks):
-            if deadline is not None and time.monotonic() > deadline:
-                raise self._transient("the run's time limit passed while the answer streamed")
             if done:
                 continue
             if event.is_done:
@@ -221,6 +292,7 @@ class OpenAICompatModel:
             for choice in choices if isinstance(choices, list) else ():
                 if not isinstance(choice, Mapping) or choice.get("index") not in (None, 0):
                     continue
+                answered = True
                 delta = choice.get("delta") or choice.get("message") or {}
                 if isinstance(delta, Mapping):
                     assembler.add_delta(delta)
@@ -232,6 +304,10 @@ class OpenAICompatModel:
                 f"truncated stream: {self._shown_url} ended the answer early "
                 "(no finish_reason and no [DONE])"
             )
+        if not answered:
+            raise self._transient(
+                f"the endpoint sent no answer: {self._shown_url} streamed no choice 0"
+            )
         return assembler.response(model=model)
 
     def _read_json(self, content: bytes, assembler: ResponseAssembler) -> ModelResponse:
@@ -239,10 +315,20 @@ class OpenAICompatModel:
         if payload.get("error"):
             self._raise_stream_error(payload)
         choices = payload.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
-            detail = json.dumps(payload)[:200]
-            raise self._transient(f"{self._shown_url} answered without a message: {detail}")
+        choice = next(
+            (
+                c
+                for c in (choices if isinstance(choices, list) else ())
+                if isinstance(c, Mapping) and c.get("index") in (None, 0)
+            ),
+            None,
+        )
+        if choice is None or not isinstance(choice.get("message"), Mapping):
+            detail = self._clean(json.dumps(payload))[:200]
+            raise self._transient(
+                f"the endpoint sent no answer: {self._shown_url} answered without "
+                f"a message in choice 0: {detail}"
+            )
         assembler.add_message(choice["message"])
         reason = choice.get("finish_reason")
         assembler.finish_reason = reason if isinstance(reason, str) else None
@@ -253,10 +339,14 @@ class OpenAICompatModel:
     # -- errors -----------------------------------------------------------------------
 
     def _clean(self, text: str) -> str:
-        """The text without the API key, bearer/basic credentials or URL user:password."""
-        if self._api_key:
-            text = text.replace(self._api_key, "[redacted]")
-        return display_url(_CREDENTIALS.sub(r"\1[redacted]", text))
+        """The text without the API key, bearer/basic credentials, or what the base URL
+        carries (user:password, query values); URLs lose their query and fragment.
+
+        Clean whole texts, then cut them: a key cut in two is no longer found.
+        """
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return _scrub_urls(_CREDENTIALS.sub(r"\1[redacted]", text))
 
     def _transient(
         self, reason: str, *, status: int | None = None, retry_after: float | None = None
@@ -269,18 +359,23 @@ class OpenAICompatModel:
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
-            raise self._transient(f"{self._shown_url} sent malformed JSON {where}: {text[:200]!r}")
+            shown = self._clean(text)[:200]
+            raise self._transient(f"{self._shown_url} sent malformed JSON {where}: {shown!r}")
         return payload
 
     def _raise_stream_error(self, payload: Mapping[str, Any]) -> NoReturn:
-        """An error object inside a 200 answer: worth a retry unless the prompt is too long."""
-        detail = provider_message(dict(payload))
+        """An error object inside a 200 answer: worth a retry unless the prompt is too
+        long or the account has no quota left."""
+        detail = provider_message(dict(payload), redact=self._clean)
         error = payload.get("error")
         code = error.get("code") if isinstance(error, Mapping) else None
         status = code if isinstance(code, int) and not isinstance(code, bool) else None
-        if is_context_length(json.dumps(payload)):
+        raw = json.dumps(payload)
+        if is_context_length(raw):
             message = f"the conversation no longer fits the model's context window: {detail}"
             raise ContextLengthError(self._clean(message), status=status)
+        if is_quota_exhausted(raw):
+            raise BadRequestError(self._clean(_no_quota(self._shown_url, detail)), status=status)
         raise self._transient(f"{self._shown_url} reported an error: {detail}", status=status)
 
     def _timeout_reason(self, exc: httpx.TimeoutException) -> str:
@@ -292,11 +387,11 @@ class OpenAICompatModel:
             return f"{self._shown_url} sent nothing for {self._timeout:g} s (request_timeout)"
         return f"timed out talking to {self._shown_url} ({type(exc).__name__})"
 
-    def _status_error(self, response: httpx.Response) -> ProviderError:
-        """The `ProviderError` for an HTTP error status; only transient ones are retried."""
+    def _status_error(self, response: httpx.Response, raw: str) -> ProviderError:
+        """The `ProviderError` for an HTTP error status with body `raw`; only transient
+        ones are retried."""
         status = response.status_code
-        raw = response.text
-        detail = provider_message(raw)
+        detail = provider_message(raw, redact=self._clean)
         where = f"{self._shown_url} (HTTP {status})"
         if status in (401, 403):
             hint = (
@@ -311,6 +406,8 @@ class OpenAICompatModel:
                 "and that TETHER_BASE_URL is the API root (usually ending in /v1)"
             )
             return ModelNotFoundError(self._clean(message), status=status)
+        if is_quota_exhausted(raw):  # OpenAI sends it as a 429, but waiting cannot help
+            return BadRequestError(self._clean(_no_quota(where, detail)), status=status)
         if status != 429 and (status == 413 or is_context_length(raw)):
             message = (
                 f"the conversation no longer fits the model's context window. {where}: {detail}"
@@ -327,6 +424,13 @@ class OpenAICompatModel:
         return BadRequestError(
             self._clean(f"{where} rejected the request: {detail}"), status=status
         )
+
+
+def _no_quota(where: str, detail: str) -> str:
+    return (
+        "the account has no quota left; check its plan and billing with the provider "
+        f"(retrying cannot help). {where}: {detail}"
+    )
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

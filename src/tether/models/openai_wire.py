@@ -5,13 +5,15 @@ builds one `ModelResponse` from streamed deltas or a whole message, emitting
 `TextDelta`/`ReasoningDelta`/`ToolCallDelta` events as it goes. It tolerates the
 ways real servers (vLLM, Ollama, llama.cpp, OpenRouter) differ from OpenAI:
 tool-call fragments without `index` or `id`, whole arguments in one chunk,
-arguments sent as an object, several calls all numbered 0, reasoning under
+arguments sent as an object, several calls all numbered 0, the name repeated in
+every fragment, ids that are empty or repeated, reasoning under
 `reasoning_content` or `reasoning`, and cached-token counts in several places.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +26,9 @@ __all__ = [
     "BodyEncoder",
     "ResponseAssembler",
     "is_context_length",
+    "is_quota_exhausted",
     "map_finish_reason",
+    "mend_surrogates",
     "parse_usage",
     "provider_message",
     "request_body",
@@ -167,7 +171,29 @@ class BodyEncoder:
             self._tail_key, self._tools = key, request.tools
             self._system = [_dumps(m) for m in system]
         joined = ", ".join([*self._system, *fragments])
-        return self._tail.replace(self._HOLE, f'"messages": [{joined}]', 1).encode()
+        return _utf8(self._tail.replace(self._HOLE, f'"messages": [{joined}]', 1))
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8 bytes; lone surrogates (which UTF-8 cannot carry) become U+FFFD."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return mend_surrogates(text).encode()
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def mend_surrogates(text: str) -> str:
+    """`text` with surrogate pairs joined into their characters and lone ones as U+FFFD.
+
+    A server may send half of a character as a `\\ud83d` escape, and the other half
+    in the next chunk: valid JSON, but no valid text until the halves are joined.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _dumps(value: Any) -> str:
@@ -210,19 +236,32 @@ def map_finish_reason(raw: Any, *, has_tool_calls: bool) -> FinishReason:
     return reason
 
 
-def provider_message(body: Any, *, limit: int = 500) -> str:
-    """The human-readable part of an error body (JSON in any common shape, or text)."""
+def provider_message(
+    body: Any, *, limit: int = 500, redact: Callable[[str], str] | None = None
+) -> str:
+    """The human-readable part of an error body (JSON in any common shape, or text).
+
+    `redact` (which removes secrets) runs on the whole text before it is cut to
+    `limit`: cutting first could leave the first part of a secret for it to miss.
+    """
+    text = _provider_text(body)
+    if redact is not None:
+        text = redact(text)
+    return text[:limit]
+
+
+def _provider_text(body: Any) -> str:
     data = body
     if isinstance(body, str | bytes):
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         try:
             data = json.loads(text)
         except ValueError:
-            return " ".join(text.split())[:limit] or "(empty body)"
+            return " ".join(text.split()) or "(empty body)"
     if isinstance(data, Mapping):
         error = data.get("error", data)
         if isinstance(error, str):
-            return error[:limit]
+            return error
         if isinstance(error, Mapping):
             message = error.get("message") or error.get("detail") or error.get("msg")
             if message:
@@ -233,14 +272,23 @@ def provider_message(body: Any, *, limit: int = 500) -> str:
                 metadata = error.get("metadata")
                 if isinstance(metadata, Mapping) and metadata.get("raw"):
                     parts.append(f"(upstream: {metadata['raw']})")  # OpenRouter
-                return " ".join(parts)[:limit]
-    return json.dumps(data, ensure_ascii=False)[:limit]
+                return " ".join(parts)
+    return json.dumps(data, ensure_ascii=False)
 
 
 def is_context_length(text: str) -> bool:
     """Whether an error text says the prompt does not fit the context window."""
     lowered = text.lower()
     return any(marker in lowered for marker in _CONTEXT_MARKERS)
+
+
+def is_quota_exhausted(text: str) -> bool:
+    """Whether an error text says the account has no quota (credit) left.
+
+    OpenAI sends this as a 429 with code/type `insufficient_quota`; unlike a rate
+    limit, waiting does not help.
+    """
+    return "insufficient_quota" in text.lower()
 
 
 def _string(value: Any) -> str:
@@ -261,15 +309,56 @@ def _text(value: Any) -> str:
 
 
 def _arguments(call: _PartialCall) -> str:
-    text = "".join(call.arguments)
+    text = mend_surrogates("".join(call.arguments))
     return text if text.strip() else "{}"
+
+
+_JSON_SYNTAX = re.compile(r'[\\"{}\[\]]')
 
 
 @dataclass(slots=True)
 class _PartialCall:
+    """A tool call being assembled, with a scan of whether its arguments have closed.
+
+    The scan follows brackets and strings only (no full parse), so it costs one
+    pass over the arguments however many fragments they come in.
+    """
+
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    depth: int = 0
+    opened: bool = False
+    in_string: bool = False
+    escaped: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether the arguments so far are a whole JSON object (or array)."""
+        return self.opened and self.depth == 0
+
+    def add(self, text: str) -> None:
+        self.arguments.append(text)
+        skip = 0  # matches before this position are escaped characters
+        if self.escaped and text:
+            self.escaped, skip = False, 1
+        for match in _JSON_SYNTAX.finditer(text):
+            if match.start() < skip:
+                continue
+            char = match.group()
+            if self.in_string:
+                if char == "\\":
+                    skip = match.end() + 1
+                    self.escaped = skip > len(text)
+                elif char == '"':
+                    self.in_string = False
+            elif char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+                self.opened = True
+            elif char in "}]" and self.depth:
+                self.depth -= 1
 
 
 class ResponseAssembler:
@@ -277,7 +366,9 @@ class ResponseAssembler:
 
     Events go out as pieces arrive; a plain answer is reported as one delta of
     each kind, so subscribers see the same events either way. `new_call_id`
-    names tool calls the server sent without an id.
+    names tool calls the server sent without an id (or with an empty one); an id
+    the server gave two calls is made unique with a suffix (`call_0`, `call_0_2`),
+    because each call gets exactly one result, matched by id.
     """
 
     def __init__(self, on_event: OnEvent, new_call_id: Callable[[], str]) -> None:
@@ -317,20 +408,20 @@ class ResponseAssembler:
         self.add_delta({**message, "tool_calls": numbered})
 
     def _slot(self, index: Any, call_id: str, name: str) -> int:
-        """Which call a fragment belongs to: by index, else by id, else by position."""
-        if isinstance(index, int) and not isinstance(index, bool):
+        """Which call a fragment belongs to: the one its index, its id or (with
+        neither) its position points at, unless the fragment starts a new call."""
+        indexed = isinstance(index, int) and not isinstance(index, bool)
+        if indexed:
             slot = self._by_index.get(index)
-            if slot is not None:
-                known = self._calls[slot].id
-                if not (call_id and known and call_id != known):
-                    return slot  # same call; a new id under an old index is a new call
-            slot = self._by_index[index] = self._open(call_id)
-            return slot
-        if call_id:
-            return self._by_id[call_id] if call_id in self._by_id else self._open(call_id)
-        if self._calls and not (name and self._calls[-1].name):
-            return len(self._calls) - 1
-        return self._open("")
+        elif call_id in self._by_id:
+            slot = self._by_id[call_id]
+        else:
+            slot = len(self._calls) - 1 if self._calls else None
+        if slot is None or _starts_new_call(self._calls[slot], call_id, name):
+            slot = self._open(call_id)
+            if indexed:
+                self._by_index[index] = slot
+        return slot
 
     def _open(self, call_id: str) -> int:
         self._calls.append(_PartialCall(id=call_id))
@@ -342,6 +433,7 @@ class ResponseAssembler:
         function = fragment.get("function")
         function = function if isinstance(function, Mapping) else {}
         call_id = _string(fragment.get("id"))
+        call_id = call_id if call_id.strip() else ""  # an empty id is no id
         name = _string(function.get("name"))
         slot = self._slot(fragment.get("index"), call_id, name)
         call = self._calls[slot]
@@ -354,22 +446,43 @@ class ResponseAssembler:
         if isinstance(arguments, Mapping):
             arguments = json.dumps(arguments, ensure_ascii=False)
         arguments = arguments if isinstance(arguments, str) else ""
-        call.arguments.append(arguments)
+        call.add(arguments)
         self._on_event(
             ToolCallDelta(index=slot, id=call_id or None, name=name or None, arguments=arguments)
         )
 
+    def _call_ids(self) -> list[str]:
+        """One distinct id per call: the server's, suffixed when repeated, or a new one."""
+        given = {c.id for c in self._calls if c.id}
+        used: set[str] = set()
+        ids = []
+        for call in self._calls:
+            if not call.id:
+                call_id = self._new_call_id()
+                while call_id in given or call_id in used:
+                    call_id = self._new_call_id()
+            elif call.id in used:
+                number = 2
+                while f"{call.id}_{number}" in given | used:
+                    number += 1
+                call_id = f"{call.id}_{number}"
+            else:
+                call_id = call.id
+            used.add(call_id)
+            ids.append(call_id)
+        return ids
+
     def response(self, *, model: str) -> ModelResponse:
-        """The finished answer; missing ids are generated and empty arguments are `{}`."""
+        """The finished answer: every call with its own id, empty arguments as `{}`."""
         calls = tuple(
-            ToolCall(id=c.id or self._new_call_id(), name=c.name, arguments=_arguments(c))
-            for c in self._calls
+            ToolCall(id=call_id, name=c.name, arguments=_arguments(c))
+            for c, call_id in zip(self._calls, self._call_ids(), strict=True)
         )
         message = Message(
             role="assistant",
-            content="".join(self._text),
+            content=mend_surrogates("".join(self._text)),
             tool_calls=calls,
-            reasoning="".join(self._reasoning) or None,
+            reasoning=mend_surrogates("".join(self._reasoning)) or None,
         )
         return ModelResponse(
             message=message,
@@ -377,3 +490,18 @@ class ResponseAssembler:
             finish_reason=map_finish_reason(self.finish_reason, has_tool_calls=bool(calls)),
             model=model,
         )
+
+
+def _starts_new_call(call: _PartialCall, call_id: str, name: str) -> bool:
+    """Whether a fragment that points at `call` really begins another call.
+
+    Some servers number every call 0, or send neither index nor id, so a new call
+    shows itself only by what it carries: an id other than the call's, or a name
+    once the call is whole (named, arguments closed). A different name always
+    starts a new call; the same name again (some servers repeat it in every
+    fragment) does only once the call is whole.
+    """
+    whole = bool(call.name) and call.complete
+    if call_id and call_id != call.id and (call.id or whole):
+        return True
+    return bool(name and call.name) and (name != call.name or call.complete)

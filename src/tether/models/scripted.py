@@ -9,10 +9,13 @@ injects faults on chosen requests:
 - `reset`: the connection is dropped with no response;
 - `hang`: the request is read and never answered (for `hang_s` seconds);
 - `malformed`: a 200 whose JSON (or an SSE data line) does not parse;
-- `truncated`: part of the answer, then the body ends without finish or `[DONE]`.
+- `truncated`: part of the answer, then the body ends without finish or `[DONE]`;
+- `keepalive`: a 200 that only ever sends SSE `: keep-alive` comments (or, for a
+  plain request, whitespace), every 50 ms for `hang_s` seconds, and then hangs up.
 
 A faulted request does not use up a turn, so the retry gets the turn the failed
-request would have had. Try it by hand: `python -m tether.models.scripted SCRIPT.json`.
+request would have had; nor does an answer that could not be delivered (the
+client hung up halfway). Try it by hand: `python -m tether.models.scripted SCRIPT.json`.
 """
 
 from __future__ import annotations
@@ -199,6 +202,12 @@ class ScriptedEndpoint:
             self._previous_prompt = prompt
         return turn, usage, number
 
+    def _give_back(self, number: int) -> None:
+        """Turn `number` was not delivered: the next request gets it again."""
+        with self._lock:
+            if self._turns_served == number + 1:
+                self._turns_served = number
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -289,26 +298,30 @@ class _Handler(BaseHTTPRequestHandler):
         model = requested if isinstance(requested, str) and requested else endpoint.model
         response_id = f"chatcmpl-scripted-{number}"
         call_ids = [c.id or f"call_{number}_{i}" for i, c in enumerate(turn.tool_calls)]
-        if not body.get("stream"):
-            answer = completion_body(
-                turn, model=model, response_id=response_id, call_ids=call_ids, usage=usage
+        try:
+            if not body.get("stream"):
+                answer = completion_body(
+                    turn, model=model, response_id=response_id, call_ids=call_ids, usage=usage
+                )
+                self._json(200, answer)
+                return
+            wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            payloads = stream_payloads(
+                turn,
+                model=model,
+                response_id=response_id,
+                call_ids=call_ids,
+                usage=usage if wants_usage else None,
             )
-            self._json(200, answer)
-            return
-        wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        payloads = stream_payloads(
-            turn,
-            model=model,
-            response_id=response_id,
-            call_ids=call_ids,
-            usage=usage if wants_usage else None,
-        )
-        self._sse(payloads)
+            self._sse(payloads)
+        except BaseException:  # not delivered (the client hung up): the next request gets it
+            endpoint._give_back(number)
+            raise
 
     # -- answers ----------------------------------------------------------------------
 
     def _json(self, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        data = json.dumps(payload).encode()  # ASCII: any text, even half a surrogate pair
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -334,6 +347,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(f"data: {payload}\n\n".encode())
         self.wfile.write(b"0\r\n\r\n")
 
+    def _keep_alive(self, seconds: float, *, stream: bool) -> None:
+        """A 200 that sends only keep-alives, never an answer, then hangs up mid-body."""
+        self.send_response(200)
+        kind = "text/event-stream; charset=utf-8" if stream else "application/json"
+        self.send_header("Content-Type", kind)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        until = time.monotonic() + seconds
+        stopping = self.server.endpoint._stopping
+        while time.monotonic() < until and not stopping.is_set():
+            self._chunk(b": keep-alive\n\n" if stream else b"\n")
+            stopping.wait(0.05)
+        self.close_connection = True
+
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
@@ -353,6 +381,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "hang":
             self.server.endpoint._stopping.wait(fault.hang_s)
             self.close_connection = True
+        elif fault.kind == "keepalive":
+            self._keep_alive(fault.hang_s, stream=stream)
         elif fault.kind == "malformed":
             if stream:
                 start = '{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}'

@@ -34,7 +34,7 @@ __all__ = [
     "stream_payloads",
 ]
 
-FaultKind = Literal["status", "reset", "hang", "malformed", "truncated"]
+FaultKind = Literal["status", "reset", "hang", "malformed", "truncated", "keepalive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class Fault:
     """A failure injected instead of an answer; see `ScriptedEndpoint` for each kind.
 
     `message` overrides the error text of a `status` fault (e.g. a context-length
-    message on a 400).
+    message on a 400). `hang_s` is how long `hang` and `keepalive` last.
     """
 
     kind: FaultKind
@@ -191,7 +191,9 @@ def stream_payloads(
 
     Role first, then reasoning and text in several pieces, then each tool call as
     one chunk with id and name followed by its arguments in at least two pieces,
-    a finish chunk, and the usage chunk when the client asked for it.
+    a finish chunk, and the usage chunk when the client asked for it. The JSON is
+    ASCII (`\\ud83d` escapes, as many servers send), so any text can be sent, even
+    half of a surrogate pair.
     """
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -202,8 +204,7 @@ def stream_payloads(
                 "created": 0,
                 "model": model,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            },
-            ensure_ascii=False,
+            }
         )
 
     out = [chunk({"role": "assistant", "content": ""})]

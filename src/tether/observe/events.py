@@ -185,7 +185,12 @@ Subscriber = Callable[[Event], None]
 
 
 class EventBus:
-    """Synchronous fan-out: subscribers run in order, on the emitting thread."""
+    """Synchronous fan-out: subscribers run in order, on the emitting thread.
+
+    A subscriber that raises is turned off, and the others hear about it as a
+    `Notice`: a broken renderer or a closed pipe must not end the run or leave a
+    tool call without its result. Ctrl-C (not an `Exception`) still goes through.
+    """
 
     __slots__ = ("_subscribers",)
 
@@ -203,5 +208,17 @@ class EventBus:
         return unsubscribe
 
     def emit(self, event: Event) -> None:
+        failures: list[str] = []
         for subscriber in tuple(self._subscribers):
-            subscriber(event)
+            try:
+                subscriber(event)
+            except Exception as exc:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+                name = getattr(subscriber, "__qualname__", type(subscriber).__qualname__)
+                failures.append(
+                    f"{name} failed on a {event.type} event and was turned off: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+        for text in failures:  # after the event itself has reached everyone
+            self.emit(Notice("error", text))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -27,8 +28,11 @@ _SLACK_S = 1.0  # lets a tool that keeps its own time (bash) report its own time
 _GRACE_S = 3.0  # how long a cancelled tool gets to clean up (kill its processes)
 
 
-class Interrupted(Exception):
-    """The user pressed Ctrl-C while a tool ran; `result` closes that call."""
+class Interrupted(KeyboardInterrupt):
+    """The user pressed Ctrl-C while a tool ran; `result` closes that call.
+
+    A KeyboardInterrupt, so that no `except Exception` on the way up can swallow it.
+    """
 
     def __init__(self, result: ToolResult) -> None:
         super().__init__("interrupted by the user")
@@ -68,6 +72,13 @@ class Dispatcher:
 
     def execute(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
         """Run one call; `timeout` (s) caps the run below the dispatcher's own limit."""
+        try:
+            return self._execute(call, timeout)
+        except Exception as exc:  # a bug of ours must still give the call its result
+            self._report(f"dispatching {call.name!r} raised", exc)
+            return self._error(call, f"the call could not be run ({type(exc).__name__}: {exc}).")
+
+    def _execute(self, call: ToolCall, timeout: float | None) -> ToolResult:
         name = call.name if isinstance(call.name, str) else repr(call.name)
         tool = self._registry.get(name)
         if tool is None:
@@ -95,9 +106,7 @@ class Dispatcher:
             except ToolError as exc:
                 outcome.error = str(exc)
             except Exception as exc:
-                detail = "".join(traceback.format_exception(exc))
-                if self._on_internal_error is not None:
-                    self._on_internal_error(f"tool {tool.name!r} raised:\n{detail}")
+                self._report(f"tool {tool.name!r} raised", exc)
                 outcome.error = (
                     f"tool {tool.name!r} failed unexpectedly ({type(exc).__name__}: {exc}). "
                     "This is a fault in the tool, not in your call; try another way."
@@ -111,7 +120,7 @@ class Dispatcher:
             outcome.done.wait(limit + _SLACK_S)
         except KeyboardInterrupt:
             ctx.cancel.set()
-            outcome.done.wait(_GRACE_S)
+            _wait_through_interrupts(outcome.done, _GRACE_S)
             text = outcome.text if outcome.done.is_set() else ""
             raise Interrupted(
                 ToolResult(call.id, tool.name, _finish(text, "Interrupted by the user."), True)
@@ -128,6 +137,11 @@ class Dispatcher:
             return self._error(call, outcome.error)
         return ToolResult(call.id, tool.name, clamp(outcome.text, ctx.output_limit))
 
+    def _report(self, what: str, exc: BaseException) -> None:
+        if self._on_internal_error is not None:
+            detail = "".join(traceback.format_exception(exc))
+            self._on_internal_error(f"{what}:\n{detail}")
+
     def _error(self, call: ToolCall, message: str) -> ToolResult:
         name = call.name if isinstance(call.name, str) else "?"
         text = clamp(f"Error: {message}", self._context.output_limit)
@@ -142,6 +156,22 @@ class Dispatcher:
             f"there is no tool named {shown!r}.{hint} "
             f"Available tools: {', '.join(names)}. Call one of them by its exact name."
         )
+
+
+def _wait_through_interrupts(done: threading.Event, grace: float) -> None:
+    """Give a cancelled tool its grace to kill what it started, even if Ctrl-C repeats.
+
+    Leaving early would let the process exit with the tool's children still running.
+    """
+    deadline = time.monotonic() + grace
+    while not done.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            done.wait(left)
+        except KeyboardInterrupt:
+            continue
 
 
 def _finish(text: str, note: str) -> str:
@@ -160,8 +190,8 @@ def _parse_arguments(raw: Any, tool: Tool) -> dict[str, Any]:
         value = json.loads(raw)
         if isinstance(value, str) and value.strip().startswith("{"):
             value = json.loads(value)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+    except (ValueError, RecursionError) as exc:  # ValueError: also huge integers
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:120]
         where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
         raise ToolError(
             f"the arguments for {tool.name!r} are not valid JSON ({detail}{where}). "

@@ -9,14 +9,18 @@ model does not mean to change is kept: BOM, encoding, CRLF, mode, final newline.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
+import threading
 
 from tether.errors import ToolError
-from tether.tools.files import regular_file
+from tether.tools.files import regular_file, shown_path
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
+    Newline,
     atomic_write,
+    check_text,
     decode,
     looks_binary,
     printable,
@@ -24,12 +28,21 @@ from tether.tools.textio import (
     to_newline,
 )
 
-__all__ = ["find_occurrences", "str_replace"]
+__all__ = ["find_occurrences", "locate", "str_replace"]
 
 _SNIPPET_CONTEXT = 3
 _NEAR_CONTEXT = 2
-_MAX_WINDOW_SCAN = 20_000
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
+# Looking for the region most like an unmatched old_str; bounds keep it fast.
+_MAX_LINE_CHARS = 400  # of each line compared
+_SMALL_WANT_CHARS = 400  # an old_str up to this long is scored character by character
+_MAX_WINDOW_CHARS = 2_000  # of a window so scored
+_MAX_TOKENS_COMPARED = 400  # of each side otherwise
+_TOP_WINDOWS = 16  # best-ranked windows scored in detail...
+_OTHER_REGIONS = 6  # ...plus the best window of this many separate regions
+_CANCEL_EVERY = 1024  # lines between checks of the cancel flag
+# Tokens for ranking windows: words split at camelCase and "_", numbers, symbols.
+_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+|\S")
 
 
 @tool
@@ -41,8 +54,8 @@ def str_replace(
     `old_str` must match the file exactly, whitespace and indentation included, and
     occur exactly once unless replace_all is true: include enough surrounding lines
     to make it unique. Copy the text from read_file output without the line-number
-    prefix. Line endings are handled for you (send LF; CRLF files stay CRLF). To
-    create a file or rewrite it entirely use write_file.
+    prefix. Line endings are handled for you (send LF; each line keeps its CRLF or
+    LF ending). To create a file or rewrite it entirely use write_file.
 
     Args:
         path: File path, relative to the workspace root.
@@ -55,8 +68,10 @@ def str_replace(
             "old_str is empty. Quote the exact text to replace; to insert, quote a "
             "neighbouring line and repeat it in new_str; to create a file use write_file."
         )
+    check_text(old_str, "old_str", allow_nul=True)
+    check_text(new_str, "new_str", allow_nul=True)
     target = regular_file(ctx, path, purpose="edit")
-    rel = ctx.workspace.relative(target)
+    rel = shown_path(ctx.workspace, target)
     try:
         data = target.read_bytes()
     except OSError as exc:
@@ -65,41 +80,43 @@ def str_replace(
         raise ToolError(f"{rel} is a binary file; str_replace edits text files only.")
     original = decode(data)
     text = original.text
-    old = to_newline(old_str, original.newline)
-    new = to_newline(new_str, original.newline)
-    if old == new:
+    if _lf(old_str) == _lf(new_str):
         raise ToolError("old_str and new_str are identical; there is nothing to change.")
 
-    starts = find_occurrences(text, old)
-    if not starts:
-        message = _no_match_message(rel, printable(text), old_str)
+    spans = locate(text, old_str)
+    if not spans:
+        message = _no_match_message(rel, printable(text), old_str, ctx.cancel)
         if original.lossy:
             message += (
                 " Note: the file is not valid UTF-8; its undecodable bytes show as \ufffd "
                 "and cannot be matched, so quote text that avoids them."
             )
         raise ToolError(message)
-    if len(starts) > 1 and not replace_all:
-        lines = [_line_of(text, s) for s in starts]
+    if len(spans) > 1 and not replace_all:
+        lines = [_line_of(text, start) for start, _ in spans]
         raise ToolError(
-            f"old_str occurs {len(starts)} times in {rel} (starting at lines "
+            f"old_str occurs {len(spans)} times in {rel} (starting at lines "
             f"{_join_numbers(lines)}). Add surrounding lines to old_str so it matches "
             "exactly one place, or set replace_all=true to replace every occurrence."
         )
 
-    if replace_all:
-        count = text.count(old)
-        updated = text.replace(old, new)
-    else:
-        count = 1
-        updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
-    updated = _keep_final_newline(text, updated, original.newline)
+    chosen = _non_overlapping(spans) if replace_all else spans[:1]
+    pieces: list[str] = []
+    done = 0
+    for start, end in chosen:
+        newline = _newline_around(text, start, end, original.newline)
+        pieces += [text[done:start], to_newline(new_str, newline)]
+        done = end
+    pieces.append(text[done:])
+    updated = _keep_final_newline(text, "".join(pieces))
     try:
         atomic_write(target, original.encode(updated))
     except OSError as exc:
         raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}.") from None
 
-    first = _line_of(updated, starts[0])
+    count = len(chosen)
+    first = _line_of(updated, chosen[0][0])
+    new = _lf(new_str)
     changed_lines = max(new.count("\n") + (0 if new.endswith("\n") else 1), 1)
     what = "1 occurrence" if count == 1 else f"{count} occurrences"
     head = f"Replaced {what} in {rel}"
@@ -107,6 +124,32 @@ def str_replace(
         head += f" (first at line {first})"
     snippet = _snippet(updated, first, first + changed_lines - 1)
     return f"{head}. Lines {snippet[0]}-{snippet[1]} now read:\n{snippet[2]}"
+
+
+def locate(text: str, old_str: str) -> list[tuple[int, int]]:
+    """(start, end) offsets in `text` of every occurrence of `old_str`, overlaps included.
+
+    Line endings do not count (CRLF = LF on both sides): read_file does not show
+    them, so the model cannot quote them, and a file may mix CRLF and LF lines.
+    The offsets are those in the original `text`.
+    """
+    needle = _lf(old_str)
+    if "\r\n" not in text:
+        return [(start, start + len(needle)) for start in find_occurrences(text, needle)]
+    # Where the LF-normalised text has a "\n" that was a CRLF (sorted).
+    crlf_at: list[int] = []
+    index = text.find("\r\n")
+    while index != -1:
+        crlf_at.append(index - len(crlf_at))
+        index = text.find("\r\n", index + 2)
+
+    def original_offset(offset: int) -> int:  # each CRLF before `offset` adds a "\r"
+        return offset + bisect.bisect_left(crlf_at, offset)
+
+    return [
+        (original_offset(start), original_offset(start + len(needle)))
+        for start in find_occurrences(text.replace("\r\n", "\n"), needle)
+    ]
 
 
 def find_occurrences(text: str, needle: str) -> list[int]:
@@ -128,13 +171,45 @@ def _join_numbers(numbers: list[int], limit: int = 20) -> str:
     return shown + (f", ... ({len(numbers) - limit} more)" if len(numbers) > limit else "")
 
 
-def _keep_final_newline(before: str, after: str, newline: str) -> str:
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def _non_overlapping(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Left to right, each span that does not overlap the one kept before it."""
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end))
+    return kept
+
+
+def _newline_around(text: str, start: int, end: int, default: Newline) -> Newline:
+    """The line ending new text replacing text[start:end] should use.
+
+    That of the replaced lines when they agree, else the file's usual one; for a
+    match inside one line, that line's own ending. Untouched lines keep theirs.
+    """
+    region = text[start:end]
+    crlf = region.count("\r\n")
+    lf = region.count("\n") - crlf
+    if crlf or lf:
+        return default if crlf and lf else ("\r\n" if crlf else "\n")
+    eol = text.find("\n", end)
+    if eol == -1:  # the last line has no ending: follow the line before it
+        eol = text.rfind("\n", 0, start)
+        if eol == -1:
+            return default
+    return "\r\n" if eol > 0 and text[eol - 1] == "\r" else "\n"
+
+
+def _keep_final_newline(before: str, after: str) -> str:
     """An edit at the end of the file must not add or drop its final newline."""
     if not after or before.endswith("\n") == after.endswith("\n"):
         return after
     if before.endswith("\n"):
-        return after + newline
-    return after[: -len(newline)] if after.endswith(newline) else after[:-1]
+        return after + ("\r\n" if before.endswith("\r\n") else "\n")
+    return after[:-2] if after.endswith("\r\n") else after[:-1]
 
 
 def _snippet(text: str, first: int, last: int) -> tuple[int, int, str]:
@@ -145,7 +220,9 @@ def _snippet(text: str, first: int, last: int) -> tuple[int, int, str]:
     return lo, hi, body
 
 
-def _no_match_message(rel: str, text: str, old_str: str) -> str:
+def _no_match_message(
+    rel: str, text: str, old_str: str, cancel: threading.Event | None = None
+) -> str:
     """Why old_str was not found, and the file region that looks most like it."""
     file_lines = split_lines(text)
     want = split_lines(old_str) or [old_str]
@@ -155,18 +232,24 @@ def _no_match_message(rel: str, text: str, old_str: str) -> str:
             "old_str seems to include read_file's line-number prefixes "
             "(number + tab); quote only the file text after the tab."
         )
-    best_line, score = _closest_window(file_lines, want)
+    best_line, score = _closest_window(file_lines, want, cancel)
     if best_line:
         window = file_lines[best_line - 1 : best_line - 1 + len(want)]
-        if [_squash(w) for w in window] == [_squash(w) for w in want]:
+        if len(window) == len(want) and [w.replace("\r", "") for w in window] == [
+            w.replace("\r", "") for w in want
+        ]:
+            hints.append(
+                f"The text matches at line {best_line} except for stray carriage returns "
+                "(\\r) that read_file does not show; remove them with bash, or rewrite "
+                "the file with write_file."
+            )
+        elif len(window) == len(want) and [_squash(w) for w in window] == [
+            _squash(w) for w in want
+        ]:
             hints.append(
                 f"The text matches at line {best_line} except for whitespace or "
                 "indentation (tabs vs spaces, trailing spaces); copy it exactly."
             )
-    normal_text = text.replace("\r\n", "\n")
-    normal_old = old_str.replace("\r\n", "\n")
-    if not hints and normal_old in normal_text:
-        hints.append("The text matches if line endings are ignored (the file mixes CRLF and LF).")
     message = f"old_str was not found in {rel}."
     if hints:
         message += " " + " ".join(hints)
@@ -180,24 +263,143 @@ def _no_match_message(rel: str, text: str, old_str: str) -> str:
     return message + "Read the file again (read_file) and quote it exactly."
 
 
-def _closest_window(file_lines: list[str], want: list[str]) -> tuple[int, float]:
-    """(1-based first line, similarity) of the window most like `want`; (0, 0) if none."""
-    if not file_lines:
+def _closest_window(
+    file_lines: list[str], want: list[str], cancel: threading.Event | None = None
+) -> tuple[int, float]:
+    """(1-based first line, similarity 0..1) of the window most like `want`; (0, 0) if none.
+
+    Cheap enough for big files: lines are compared with whitespace squashed and cut
+    to `_MAX_LINE_CHARS`. A window equal to `want` but for whitespace wins outright.
+    Otherwise a sliding count of shared tokens ranks every window in linear time and
+    only the best few (plus the best of other regions) are scored in detail by
+    `_Scorer`. A set `cancel` stops the search with the best answer so far.
+    """
+    if not file_lines or not want:
         return 0, 0.0
-    size = min(len(want), len(file_lines))
-    target = "\n".join(want)
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2(target)
+    file_sq = [_squash(line[:_MAX_LINE_CHARS]) for line in file_lines]
+    want_sq = [_squash(line[:_MAX_LINE_CHARS]) for line in want]
+    same = _squashed_match(file_sq, want_sq)
+    if same is not None:
+        return same + 1, 1.0
+    if cancel is not None and cancel.is_set():
+        return 0, 0.0
+    size = min(len(want_sq), len(file_sq))
+    tokens = [_TOKEN.findall(line) for line in file_sq]
+    scorer = _Scorer(want_sq)
     best, best_score = 0, 0.0
-    last_start = min(len(file_lines) - size, _MAX_WINDOW_SCAN)
-    for start in range(last_start + 1):
-        matcher.set_seq1("\n".join(file_lines[start : start + size]))
-        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
-            continue
-        score = matcher.ratio()
+    for start in _ranked_windows(tokens, scorer.need, size, cancel):
+        if cancel is not None and cancel.is_set():
+            break
+        score = scorer.score(file_sq[start : start + size], tokens[start : start + size])
         if score > best_score:
             best, best_score = start + 1, score
     return best, best_score
+
+
+def _squashed_match(file_sq: list[str], want_sq: list[str]) -> int | None:
+    """Where `want_sq` occurs in `file_sq` (0-based line), or None."""
+    size = len(want_sq)
+    if size > len(file_sq):
+        return None
+    anchor = max(range(size), key=lambda i: len(want_sq[i]))  # the most telling line
+    line = want_sq[anchor]
+    for index, candidate in enumerate(file_sq):
+        start = index - anchor
+        if (
+            candidate == line
+            and 0 <= start <= len(file_sq) - size
+            and file_sq[start : start + size] == want_sq
+        ):
+            return start
+    return None
+
+
+def _ranked_windows(
+    tokens: list[list[str]], need: dict[str, int], size: int, cancel: threading.Event | None
+) -> list[int]:
+    """Starts of the windows of `size` lines worth a detailed look, best first.
+
+    Every window is ranked by the Dice overlap of its token multiset with `need`
+    (the old_str's), kept up to date as the window slides: linear time.
+    """
+    last = len(tokens) - size
+    if last <= 0:
+        return [0]
+    need_total = sum(need.values())
+    have = dict.fromkeys(need, 0)
+    scores = [0.0] * (last + 1)
+    overlap = count = 0
+    for index, added in enumerate(tokens):
+        if index % _CANCEL_EVERY == 0 and cancel is not None and cancel.is_set():
+            break
+        for token in added:
+            held = have.get(token)
+            if held is not None:
+                overlap += held < need[token]
+                have[token] = held + 1
+        count += len(added)
+        if index >= size:
+            removed = tokens[index - size]
+            for token in removed:
+                held = have.get(token)
+                if held is not None:
+                    overlap -= held <= need[token]
+                    have[token] = held - 1
+            count -= len(removed)
+        if index >= size - 1 and need_total + count:
+            scores[index - size + 1] = 2 * overlap / (need_total + count)
+    order = sorted(range(last + 1), key=scores.__getitem__, reverse=True)
+    chosen = dict.fromkeys(order[:_TOP_WINDOWS])
+    peaks: list[int] = []
+    for start in order:  # the best window of each other region, too
+        if len(peaks) >= _OTHER_REGIONS:
+            break
+        if all(abs(start - peak) >= size for peak in peaks):
+            peaks.append(start)
+            chosen[start] = None
+    return list(chosen)
+
+
+class _Scorer:
+    """Similarity 0..1 of a window to old_str (both squashed), like difflib's ratio.
+
+    A short old_str is compared character by character, as difflib would; a long one
+    token by token, weighted by token length, which costs far less and, unlike a
+    line-by-line diff, still credits lines that differ by a typo. Either way the
+    work per window is capped (`_MAX_WINDOW_CHARS`, `_MAX_TOKENS_COMPARED`).
+    """
+
+    __slots__ = ("by_chars", "matcher", "need", "want_weight")
+
+    def __init__(self, want_sq: list[str]) -> None:
+        want_tokens = [token for line in want_sq for token in _TOKEN.findall(line)]
+        self.need: dict[str, int] = {}
+        for token in want_tokens:
+            self.need[token] = self.need.get(token, 0) + 1
+        joined = "\n".join(want_sq)
+        self.by_chars = len(joined) <= _SMALL_WANT_CHARS
+        self.matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, autojunk=False)
+        if self.by_chars:
+            self.matcher.set_seq2(joined)
+            self.want_weight = 0
+        else:
+            capped = want_tokens[:_MAX_TOKENS_COMPARED]
+            self.matcher.set_seq2(capped)
+            self.want_weight = sum(map(len, capped))
+
+    def score(self, window_sq: list[str], window_tokens: list[list[str]]) -> float:
+        if self.by_chars:
+            self.matcher.set_seq1("\n".join(window_sq)[:_MAX_WINDOW_CHARS])
+            return self.matcher.ratio()
+        flat = [token for line in window_tokens for token in line][:_MAX_TOKENS_COMPARED]
+        self.matcher.set_seq1(flat)
+        total = sum(map(len, flat)) + self.want_weight
+        matched = sum(
+            len(token)
+            for block in self.matcher.get_matching_blocks()
+            for token in flat[block.a : block.a + block.size]
+        )
+        return 2 * matched / total if total else 0.0
 
 
 def _squash(line: str) -> str:

@@ -1,13 +1,16 @@
 """The file tools: read a file with line numbers, write a whole file, list files.
 
-Every path goes through `Workspace.resolve`, so symlinks and `..` cannot lead
-outside the workspace; every path shown is relative to the workspace root.
+Every path goes through `resolve_path` (and so `Workspace.resolve`), so symlinks
+and `..` cannot lead outside the workspace; every path shown is relative to the
+workspace root, with the bytes of a name that is not valid UTF-8 shown as `\\xNN`
+(`shown_path`). Such an escaped name, given back, finds the file again.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -18,8 +21,10 @@ from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
     TextFile,
     atomic_write,
+    check_text,
     count_lines,
     decode,
+    escape_surrogates,
     looks_binary,
     split_lines,
     to_newline,
@@ -33,6 +38,8 @@ __all__ = [
     "missing_path_error",
     "read_file",
     "regular_file",
+    "resolve_path",
+    "shown_path",
     "write_file",
 ]
 
@@ -40,6 +47,9 @@ MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_LIST = 1000
 MAX_READ_BYTES = 64 * 1024 * 1024
+
+# How `escape_surrogates` shows an undecodable byte of a name (always 0x80 or above).
+_ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
 
 
 @tool
@@ -60,7 +70,7 @@ def read_file(
         limit: Number of lines to show (default and maximum 2000).
     """
     target = regular_file(ctx, path, purpose="read")
-    rel = ctx.workspace.relative(target)
+    rel = shown_path(ctx.workspace, target)
     start = 1 if offset is None or offset == 0 else offset
     if start < 0:
         raise ToolError(f"offset={offset} is invalid: lines are numbered from 1.")
@@ -149,8 +159,9 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         path: File path, relative to the workspace root.
         content: The complete new content of the file.
     """
-    target = ctx.workspace.resolve(path)
-    rel = ctx.workspace.relative(target)
+    target = resolve_path(ctx.workspace, path)
+    rel = shown_path(ctx.workspace, target)
+    check_text(content, "The content", allow_nul=True)
     old: TextFile | None = None
     existed = False
     try:
@@ -205,16 +216,19 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
             relative path ('src/*.py' is one level, 'src/**/*.py' any depth).
             '{a,b}' alternatives work.
     """
-    directory = ctx.workspace.resolve(path if path is not None else ".")
+    directory = resolve_path(ctx.workspace, path if path is not None else ".")
     rel_dir = ctx.workspace.relative(directory)
     if not directory.exists():
         raise missing_path_error(ctx.workspace, directory)
     if not directory.is_dir():
-        raise ToolError(f"{rel_dir} is a file, not a directory; read it with read_file.")
+        raise ToolError(
+            f"{escape_surrogates(rel_dir)} is a file, not a directory; read it with read_file."
+        )
     files = ignore.list_files(ctx.workspace.root, directory)
-    where = "the workspace root" if rel_dir == "." else f"{rel_dir}/"
+    where = "the workspace root" if rel_dir == "." else f"{escape_surrogates(rel_dir)}/"
     shown = files
     if pattern is not None and pattern.strip():
+        check_text(pattern, "The pattern")
         try:
             matches = ignore.compile_glob(pattern)
         except (ValueError, RuntimeError) as exc:
@@ -238,7 +252,7 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
         return f"{where} is empty."
     out: list[str] = []
     used = 0
-    for entry in shown[:MAX_LIST]:
+    for entry in map(escape_surrogates, shown[:MAX_LIST]):
         if ctx.output_limit > 0 and used + len(entry) + 1 > ctx.output_limit - 200:
             break
         out.append(entry)
@@ -250,8 +264,8 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
 
 def regular_file(ctx: ToolContext, path: str, *, purpose: str) -> Path:
     """Resolve `path` and insist it is an existing regular file (FIFOs would hang)."""
-    target = ctx.workspace.resolve(path)
-    rel = ctx.workspace.relative(target)
+    target = resolve_path(ctx.workspace, path)
+    rel = shown_path(ctx.workspace, target)
     try:
         info = target.stat()
     except FileNotFoundError:
@@ -268,9 +282,46 @@ def regular_file(ctx: ToolContext, path: str, *, purpose: str) -> Path:
     return target
 
 
+def resolve_path(workspace: Workspace, path: str) -> Path:
+    """`Workspace.resolve` for a path the model sent, with model mistakes as ToolErrors.
+
+    A NUL byte or a lone surrogate is refused with a clear message (the OS would
+    raise ValueError). A name shown with `\\xNN` escapes (see `shown_path`) that
+    does not exist literally is looked up again with those bytes, so the model can
+    open a file whose name is not valid UTF-8 by quoting what list_files showed.
+    """
+    check_text(
+        path,
+        "The path",
+        hint="Write a byte of a file name that is not UTF-8 as \\xNN, as list_files shows it.",
+    )
+    target = _resolve(workspace, path)
+    if _ESCAPED_BYTE.search(path) and not os.path.lexists(target):
+        raw = _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+        try:
+            alternative = _resolve(workspace, raw)
+        except ToolError:
+            return target
+        if os.path.lexists(alternative):
+            return alternative
+    return target
+
+
+def _resolve(workspace: Workspace, path: str) -> Path:
+    try:
+        return workspace.resolve(path)
+    except ToolError as exc:  # its message may quote a real path with undecodable bytes
+        raise ToolError(escape_surrogates(str(exc))) from None
+
+
+def shown_path(workspace: Workspace, target: Path) -> str:
+    """`target` as the model sees it: workspace-relative, undecodable bytes as `\\xNN`."""
+    return escape_surrogates(workspace.relative(target))
+
+
 def missing_path_error(workspace: Workspace, target: Path) -> ToolError:
     """A "not found" error for `target` (a resolved path) naming likely intended paths."""
-    rel = workspace.relative(target)
+    rel = shown_path(workspace, target)
     parent = target.parent
     candidates: list[str] = []
     if parent.is_dir():
@@ -280,14 +331,14 @@ def missing_path_error(workspace: Workspace, target: Path) -> ToolError:
         except OSError:
             names = []
         close = difflib.get_close_matches(target.name, names, n=5, cutoff=0.6)
-        candidates = [workspace.relative(parent / name) for name in close]
+        candidates = [shown_path(workspace, parent / name) for name in close]
     if not candidates:
         same_name = [
             f for f in ignore.list_files(workspace.root) if f.rpartition("/")[2] == target.name
         ]
-        candidates = same_name[:5]
+        candidates = [escape_surrogates(name) for name in same_name[:5]]
     if not parent.is_dir():
-        lead = f"{rel} does not exist (there is no directory {workspace.relative(parent)})."
+        lead = f"{rel} does not exist (there is no directory {shown_path(workspace, parent)})."
     else:
         lead = f"{rel} does not exist."
     if candidates:

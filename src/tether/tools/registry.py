@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import threading
 import types
 import typing
@@ -248,14 +249,15 @@ def _coerce(value: Any, kind: Any) -> Any:
                 raise TypeError(f"expected integer, got string {value[:40]!r}") from None
         raise TypeError(f"expected integer, got {_json_type(value)}")
     if kind is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                raise TypeError(f"expected number, got string {value[:40]!r}") from None
-        raise TypeError(f"expected number, got {_json_type(value)}")
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise TypeError(f"expected number, got {_json_type(value)}")
+        try:
+            number = float(value.strip() if isinstance(value, str) else value)
+        except (ValueError, OverflowError):
+            raise TypeError(f"expected number, got string {str(value)[:40]!r}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"expected a finite number, got {number}")
+        return number
     if origin is Literal:
         choices = get_args(kind)
         if value in choices:

@@ -22,9 +22,9 @@ from typing import Literal
 from tether.errors import ToolError
 from tether.sandbox.workspace import Workspace
 from tether.tools import ignore
-from tether.tools.files import missing_path_error
+from tether.tools.files import missing_path_error, resolve_path
 from tether.tools.registry import ToolContext, tool
-from tether.tools.textio import decode, looks_binary
+from tether.tools.textio import check_text, decode, escape_surrogates, looks_binary
 
 __all__ = ["MAX_MATCHES", "SearchEngine", "default_engine", "search", "search_files"]
 
@@ -92,7 +92,10 @@ def search(
     """
     if not pattern:
         raise ToolError("The pattern is empty; give a regular expression to search for.")
-    target = workspace.resolve(path if path else ".")
+    check_text(pattern, "The pattern")
+    if glob is not None:
+        check_text(glob, "The glob")
+    target = resolve_path(workspace, path if path else ".")
     if not target.exists():
         raise missing_path_error(workspace, target)
     rel_target = workspace.relative(target)
@@ -108,7 +111,7 @@ def search(
     if stopped and not best:
         return "[search interrupted before any match was found]"
     if not best:
-        where = "the workspace" if rel_target == "." else rel_target
+        where = "the workspace" if rel_target == "." else escape_surrogates(rel_target)
         extra = f" (files matching {glob_text!r})" if glob_text else ""
         return f"No matches for {pattern!r} in {where}{extra}."
     lines: list[str] = []
@@ -116,7 +119,7 @@ def search(
     for key, number, text in best:
         if len(text) > MAX_LINE_CHARS:
             text = f"{text[:MAX_LINE_CHARS]}… [line cut: {len(text):,} characters]"
-        entry = f"{'/'.join(key)}:{number}:{text}"
+        entry = f"{escape_surrogates('/'.join(key))}:{number}:{text}"
         if lines and max_chars > 0 and used + len(entry) + 1 > max_chars - 200:
             break
         lines.append(entry)

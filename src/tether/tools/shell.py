@@ -10,6 +10,7 @@ holding the pipe, keep the tool waiting forever.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import selectors
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from tether.errors import ToolError
 from tether.tools.registry import ToolContext, tool
+from tether.tools.textio import check_text
 
 __all__ = ["CommandResult", "bash", "run_command"]
 
@@ -35,7 +37,14 @@ _KEEP_BYTES = 1 << 20  # of output kept at each end
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """How a command ended. `exit_code` is negative for a signal, None if killed by us."""
+    """How a command ended. `exit_code` is negative for a signal, None if killed by us.
+
+    `killed_background`: the shell exited while something still held its output
+    open, and live processes were left in its process group; they were killed.
+    `output_left_open`: when we stopped reading, the output was still held open,
+    necessarily by a process outside the group (setsid, a daemon) that we did not
+    kill and that may still run.
+    """
 
     output: str
     exit_code: int | None
@@ -43,6 +52,7 @@ class CommandResult:
     interrupted: bool = False
     killed_background: bool = False
     dropped_bytes: int = 0
+    output_left_open: bool = False
 
 
 @tool
@@ -53,10 +63,10 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     (pass input with flags like `-y`, files or heredocs). The last line reports the
     exit code, a timeout or an interruption; a nonzero exit is shown, not an error.
     The default timeout is 120 s; on timeout the whole process group is killed.
-    Background jobs (`&`) still attached to the output are killed when the command
-    ends; keep a server running with `nohup cmd > server.log 2>&1 &`. Long output
-    keeps its first and last MiB. For files prefer read_file, list_files,
-    search_files and str_replace.
+    If background jobs (`&`) still hold the output open when the shell exits, the
+    command's process group is killed; keep a server running with
+    `nohup cmd > server.log 2>&1 &`. Long output keeps its first and last MiB. For
+    files prefer read_file, list_files, search_files and str_replace.
 
     Args:
         command: The command line, as typed into bash.
@@ -64,6 +74,12 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     """
     if not command.strip():
         raise ToolError("The command is empty; give a shell command to run.")
+    check_text(command, "The command")
+    if timeout is not None and not math.isfinite(timeout):
+        raise ToolError(
+            f"timeout={timeout} is invalid; give a finite positive number of seconds "
+            f"(at most {ctx.max_timeout:g})."
+        )
     limit = ctx.bash_timeout if timeout is None else timeout
     if limit <= 0:
         raise ToolError(f"timeout={timeout} is invalid; give a positive number of seconds.")
@@ -78,8 +94,15 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     lines.append(_status_line(result, limit))
     if result.killed_background:
         lines.append(
-            "[background processes still attached to the output were killed; "
-            "run them as `nohup cmd > file.log 2>&1 &` to keep them running]"
+            "[the output was still held open after the shell exited, so the background "
+            "processes left in the command's process group were killed; run them as "
+            "`nohup cmd > file.log 2>&1 &` to keep them running]"
+        )
+    if result.output_left_open:
+        lines.append(
+            "[a process outside the command's process group (e.g. started with setsid) "
+            "still holds the output open; it was not killed and may still be running; "
+            "what it prints from now on is not shown]"
         )
     return "\n".join(lines)
 
@@ -134,6 +157,7 @@ def run_command(
     exited_at: float | None = None
     eof = False
     reason = ""
+    killed = False
     try:
         while True:
             eof = eof or _read_available(selector, fd, capture, _POLL)
@@ -154,7 +178,7 @@ def run_command(
             if eof:  # output closed but the shell still runs: just wait
                 cancel.wait(_POLL)
         if reason:
-            _kill_group(proc)
+            killed = _kill_group(proc)
             drain_until = time.monotonic() + _DRAIN
             while not eof and time.monotonic() < drain_until:
                 eof = _read_available(selector, fd, capture, _POLL)
@@ -172,8 +196,9 @@ def run_command(
         exit_code=exit_code,
         timed_out=reason == "timeout",
         interrupted=reason == "cancel",
-        killed_background=reason == "linger",
+        killed_background=reason == "linger" and killed,
         dropped_bytes=capture.dropped_total,
+        output_left_open=not eof,
     )
 
 
@@ -194,14 +219,20 @@ def _read_available(
     return False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the command's process group, then SIGKILL whatever is left."""
+def _kill_group(proc: subprocess.Popen[bytes]) -> bool:
+    """SIGTERM the command's process group, then SIGKILL whatever is left.
+
+    True when a live process was in the group to be killed.
+    """
     pgid = proc.pid  # start_new_session made the shell the group leader
+    proc.poll()  # reap an exited shell so it does not count as a member
+    alive = _group_alive(pgid)
     _signal_group(pgid, signal.SIGTERM)
     if _wait_group_gone(proc, pgid, _TERM_GRACE):
-        return
+        return alive
     _signal_group(pgid, signal.SIGKILL)
     _wait_group_gone(proc, pgid, _TERM_GRACE)
+    return True
 
 
 def _wait_group_gone(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> bool:

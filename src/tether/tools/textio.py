@@ -6,6 +6,11 @@ with a BOM are decoded; bytes that are not valid UTF-8 never crash a tool. They 
 kept as surrogate escapes, so an edit elsewhere in the file writes them back
 unchanged, and `TextFile.display` shows them as U+FFFD. Writes are atomic and keep
 the file's permissions.
+
+Text from the model that must reach the OS (paths, commands, patterns) is checked
+with `check_text`: a NUL byte or a lone surrogate is the model's mistake and becomes
+a `ToolError`, not a crash. Names from the OS that are not valid UTF-8 are shown
+with `escape_surrogates` (`\\xff.txt`), so no tool output holds a lone surrogate.
 """
 
 from __future__ import annotations
@@ -19,14 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tether.errors import ToolError
+
 __all__ = [
     "BINARY_SNIFF_BYTES",
     "Newline",
     "TextFile",
     "atomic_write",
+    "check_text",
     "count_lines",
     "decode",
     "detect_newline",
+    "escape_surrogates",
     "looks_binary",
     "printable",
     "read_text",
@@ -98,6 +107,45 @@ class TextFile:
 def printable(text: str) -> str:
     """`text` with surrogate escapes (undecodable bytes) replaced by U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with every lone surrogate written out as an ASCII escape.
+
+    A surrogate escape (an undecodable byte of a file name, from `os.fsdecode`)
+    becomes `\\xNN`, exactly as `os.fsencode(name).decode("utf-8", "backslashreplace")`
+    shows it; any other lone surrogate becomes `\\udNNN`. Text without surrogates
+    comes back unchanged.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(_escape_surrogate, text)
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def check_text(value: str, what: str, *, allow_nul: bool = False, hint: str = "") -> None:
+    """Refuse model-sent `value` that cannot be passed on to the OS or written as UTF-8.
+
+    `what` names the argument in the message ("The command", "The path"). A NUL byte
+    cannot be part of a path or a command line; a lone surrogate (e.g. "\\ud83d", half
+    of an emoji) is not Unicode text at all and has no UTF-8 encoding.
+    """
+    if not allow_nul and "\x00" in value:
+        raise ToolError(
+            f"{what} contains a NUL byte (\\x00, at character {value.index(chr(0))}); "
+            "no path or command line can hold one, so remove it."
+        )
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise ToolError(
+            f"{what} contains text that is not valid Unicode (a lone surrogate, "
+            f"U+{ord(bad.group()):04X}, at character {bad.start()}); send valid text, "
+            f"e.g. a whole emoji rather than half of it.{' ' + hint if hint else ''}"
+        )
 
 
 def looks_binary(data: bytes) -> bool:

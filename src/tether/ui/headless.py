@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tether.messages import StopReason
 from tether.observe.events import Event
-from tether.observe.redact import Redactor
+from tether.observe.redact import Redactor, StreamRedactor
 
 if TYPE_CHECKING:
     from tether.agent import RunResult
@@ -52,20 +52,51 @@ def write_json_line(out: TextIO, data: dict[str, Any], redact: Redactor) -> None
 
 
 class StreamJsonWriter:
-    """Writes each event as one JSON line; a closed pipe stops output, not the run."""
+    """Writes each event as one JSON line; a closed pipe stops output, not the run.
+
+    Streamed pieces (text, reasoning, tool-call arguments) pass through a
+    `StreamRedactor` each, so a secret split across two pieces is still caught; what
+    it holds back is written before the next event of any other kind.
+    """
 
     def __init__(self, out: TextIO, redact: Redactor) -> None:
         self._out = out
         self._redact = redact
         self._closed = False
+        self._streams: dict[tuple[str, int], tuple[StreamRedactor, dict[str, Any]]] = {}
 
     def __call__(self, event: Event) -> None:
         if self._closed:
             return
+        data = event.to_dict()
+        field = _STREAMED.get(event.type)
+        if field is None:
+            self._flush_streams()
+            self._write(data)
+            return
+        key = (event.type, int(data.get("index") or 0))
+        entry = self._streams.get(key)
+        stream = entry[0] if entry else self._redact.stream()
+        self._streams[key] = (stream, data)
+        data[field] = stream.feed(data[field])
+        if data[field] or data.get("id") or data.get("name"):
+            self._write(data)
+
+    def _flush_streams(self) -> None:
+        streams, self._streams = self._streams, {}
+        for (kind, _), (stream, last) in streams.items():
+            rest = stream.flush()
+            if rest:
+                self._write({**last, _STREAMED[kind]: rest})
+
+    def _write(self, data: dict[str, Any]) -> None:
         try:
-            write_json_line(self._out, event.to_dict(), self._redact)
+            write_json_line(self._out, data, self._redact)
         except (BrokenPipeError, ValueError):
             self._closed = True
+
+
+_STREAMED = {"text_delta": "text", "reasoning_delta": "text", "tool_call_delta": "arguments"}
 
 
 def run_headless(

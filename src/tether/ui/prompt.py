@@ -6,6 +6,7 @@ closes every open tool call) and brings the prompt back.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -34,9 +35,13 @@ def interactive(
 
     `should_stop` says the process was asked to end (SIGTERM, SIGHUP): the step in
     flight is stopped as by Ctrl-C, and then the loop ends instead of prompting again.
+    With requests piped in (no terminal) there is no prompt, and the exit code is
+    that of the last request, so a script can tell whether it worked.
     """
     inp = stdin or sys.stdin
     out = stdout or sys.stdout
+    if isinstance(inp, io.TextIOWrapper):
+        inp.reconfigure(errors="replace")  # bytes that are not UTF-8 must not end the session
     if inp.isatty():
         import readline  # noqa: F401  (line editing and history for input())
     bus = EventBus()
@@ -45,6 +50,7 @@ def interactive(
         f"tether {__version__} · {settings.model} at {public_endpoint(settings.base_url)}\n"
         f"workspace {settings.workspace}\n{_HELP}\n"
     )
+    exit_code = EXIT_OK
     with Session(settings, bus=bus) as session:
         out.write(f"transcript {session.transcript.path}\n")
         while not should_stop():
@@ -60,21 +66,24 @@ def interactive(
                 out.write(_HELP + "\n")
                 continue
             try:
-                session.run(request)
+                exit_code = session.run(request).exit_code
             except KeyboardInterrupt:
                 out.write("\n(interrupted)\n")
+                exit_code = EXIT_INTERRUPTED
     out.write("\n")
-    return EXIT_INTERRUPTED if should_stop() else EXIT_OK
+    if should_stop():
+        return EXIT_INTERRUPTED
+    return EXIT_OK if inp.isatty() else exit_code
 
 
 def _read(inp: TextIO, out: TextIO) -> str | None:
     """One line of input, or None at end of input; Ctrl-C gives an empty line."""
-    prompt = "\n› "
     try:
-        if inp is sys.stdin and inp.isatty():
-            return input(prompt)
-        out.write(prompt)
-        out.flush()
+        if inp.isatty():
+            if inp is sys.stdin:
+                return input("\n› ")
+            out.write("\n› ")
+            out.flush()
         line = inp.readline()
         return line if line else None
     except EOFError:

@@ -50,19 +50,37 @@ class TerminalRenderer:
         self._show_answer = show_answer
         self._mid_line = False
         self._in_reasoning = False
+        # Streamed pieces are redacted as a stream: a secret may span two pieces.
+        self._answer = self._redact.stream()
+        self._thinking = self._redact.stream()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             if self._show_answer:
-                self._end_reasoning()
-                self._write(event.text)
+                self._write_answer(self._answer.feed(event.text))
         elif isinstance(event, ReasoningDelta):
             if self._show_answer:
-                if not self._in_reasoning:
-                    self._line(self._style("thinking: ", "2"))
-                    self._in_reasoning = True
-                self._write(self._style(event.text, "2"))
-        elif isinstance(event, AssistantMessage):
+                self._write_thinking(self._thinking.feed(event.text))
+        else:
+            self._write_thinking(self._thinking.flush())
+            self._write_answer(self._answer.flush())
+            self._render(event)
+        self._out.flush()
+
+    def _write_answer(self, text: str) -> None:
+        if text:
+            self._end_reasoning()
+            self._write(text)
+
+    def _write_thinking(self, text: str) -> None:
+        if text:
+            if not self._in_reasoning:
+                self._line(self._style("thinking: ", "2"))
+                self._in_reasoning = True
+            self._write(self._style(text, "2"))
+
+    def _render(self, event: Event) -> None:
+        if isinstance(event, AssistantMessage):
             self._end_reasoning()
             self._newline()
         elif isinstance(event, ToolStarted):
@@ -83,11 +101,10 @@ class TerminalRenderer:
             self._line(self._style(f"  same call {event.repeats} times in a row: nudged", "33"))
         elif isinstance(event, LimitReached):
             self._line(self._style(f"Stopping: {event.detail}; asking for a summary.", "33"))
-        elif isinstance(event, Notice):
+        elif isinstance(event, Notice) and event.level != "debug":
             self._line(self._style(event.text, "33" if event.level != "info" else "2"))
         elif isinstance(event, RunFinished):
             self._run_finished(event)
-        self._out.flush()
 
     def _tool_finished(self, event: ToolFinished) -> None:
         """A short preview: the head and the tail, where results and errors show."""
@@ -124,8 +141,9 @@ class TerminalRenderer:
         return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
 
     def _write(self, text: str) -> None:
+        """Text already redacted (streamed pieces go through a StreamRedactor)."""
         if text:
-            self._out.write(self._redact(text))
+            self._out.write(text)
             self._mid_line = not text.endswith("\n")
 
     def _newline(self) -> None:
@@ -141,9 +159,13 @@ class TerminalRenderer:
 def describe_call(name: str, arguments: str) -> str:
     """`bash: pytest -q` rather than a JSON blob; falls back to the raw text."""
     try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+        return _describe(name, arguments)
+    except (ValueError, RecursionError):  # arguments are untrusted model output
         return f"{name} {_cut(arguments, 120)}"
+
+
+def _describe(name: str, arguments: str) -> str:
+    args = json.loads(arguments) if arguments.strip() else {}
     if not isinstance(args, dict):
         return f"{name} {_cut(arguments, 120)}"
     main = args.get("command") or args.get("path") or args.get("pattern")
