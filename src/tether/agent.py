@@ -20,13 +20,22 @@ from tether.errors import (
     ProviderError,
 )
 from tether.memory.sessions import Transcript
-from tether.messages import Message, StopReason, ToolCall, ToolResult, Usage, scrub_message
+from tether.messages import (
+    FinishReason,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolResult,
+    Usage,
+    scrub_message,
+)
 from tether.models.base import Model, ModelRequest, ModelResponse
 from tether.observe.events import (
     AssistantMessage,
     EventBus,
     LimitReached,
     LoopWarning,
+    Notice,
     RunFinished,
     ToolFinished,
     ToolStarted,
@@ -120,6 +129,7 @@ class Agent:
                 response = self._call_model(deadline=self._deadline)
                 usage += response.usage
                 if not response.message.tool_calls:
+                    self._warn_if_cut(response.finish_reason)
                     return self._finish(
                         StopReason.COMPLETED, response.message.content, turns, usage, start
                     )
@@ -175,6 +185,13 @@ class Agent:
         duration = time.monotonic() - began
         self._append(Message.tool(result), duration_s=round(duration, 6))
         self.bus.emit(ToolFinished(call, result, duration))
+
+    def _warn_if_cut(self, finish: FinishReason) -> None:
+        """A final answer that did not end by itself is shown, but not silently."""
+        if finish is FinishReason.LENGTH:
+            self.bus.emit(Notice("warning", "The answer was cut off at the model's output limit."))
+        elif finish is FinishReason.CONTENT_FILTER:
+            self.bus.emit(Notice("warning", "The provider's content filter stopped the answer."))
 
     def _guard_loops(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """The same call (name + arguments) N times in a row earns a note to change tack."""

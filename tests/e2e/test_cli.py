@@ -104,3 +104,12 @@ def test_demo_runs_and_says_it_is_scripted(run_cli, tmp_path: Path) -> None:
     assert "SCRIPTED" in proc.stdout
     assert "all five tests pass" in proc.stdout
     assert "FAILED (failures=" in proc.stdout  # the first test run really failed
+
+
+def test_an_answer_cut_off_at_the_output_limit_is_flagged(run_cli, cli_env, tmp_path: Path) -> None:
+    with ScriptedEndpoint([Turn(text="Half an ans", finish_reason="length")]) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "hi", "-v"], cwd=tmp_path, env=env)
+    assert proc.returncode == 0
+    assert proc.stdout == "Half an ans\n"
+    assert "cut off at the model's output limit" in proc.stderr
