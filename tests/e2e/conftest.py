@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,49 @@ def buggy_repo(tmp_path: Path) -> Path:
     )
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root
+
+
+class Processes:
+    """`ps` as the signal tests need it, with sleep lengths no other test uses."""
+
+    def __init__(self, salt: int) -> None:
+        self._salt = salt
+
+    def nap(self) -> str:
+        """A unique `sleep` argument, so `ps` finds exactly this test's processes."""
+        self._salt += 1
+        return f"{300 + self._salt % 100_000}.5"
+
+    def text(self) -> str:
+        return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+    def wait_for(self, needle: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.text():
+            assert time.monotonic() < deadline, f"{needle!r} never started"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def processes(request: pytest.FixtureRequest) -> Processes:
+    return Processes(os.getpid() * 1000 + abs(hash(request.node.nodeid)) % 1000)
+
+
+@pytest.fixture
+def spawn_cli(cli_env: dict[str, str]) -> Callable[..., subprocess.Popen[str]]:
+    """Start the real CLI without waiting, for tests that signal it mid-run."""
+
+    def spawn(
+        args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, stdin: bool = False
+    ) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tether", *args],
+            cwd=cwd,
+            env=env or cli_env,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    return spawn
