@@ -33,7 +33,8 @@ from tether.errors import (
 )
 from tether.messages import FinishReason, Message, ToolCall, ToolResult
 from tether.models.base import ModelRequest, ToolSpec
-from tether.models.openai_compat import OpenAICompatModel, display_url
+from tether.models.openai_compat import OpenAICompatModel
+from tether.models.openai_errors import display_url
 from tether.models.retry import RetryPolicy
 from tether.models.scripted import Fault, ScriptedCall, ScriptedEndpoint, Turn
 from tether.observe.events import (

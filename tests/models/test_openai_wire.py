@@ -10,15 +10,9 @@ import pytest
 
 from tether.messages import FinishReason, Message, ToolCall, ToolResult, Usage
 from tether.models.base import ModelRequest, ToolSpec
-from tether.models.openai_wire import (
-    BodyEncoder,
-    ResponseAssembler,
-    is_context_length,
-    map_finish_reason,
-    parse_usage,
-    provider_message,
-    request_body,
-)
+from tether.models.error_text import is_context_length, provider_message
+from tether.models.openai_request import BodyEncoder, request_body
+from tether.models.openai_response import ResponseAssembler, map_finish_reason, parse_usage
 from tether.observe.events import Event, ReasoningDelta, TextDelta, ToolCallDelta
 
 

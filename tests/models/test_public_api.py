@@ -6,7 +6,21 @@ import importlib
 
 import pytest
 
-MODULES = ["http", "openai_compat", "openai_wire", "retry", "scripted", "scripted_wire", "sse"]
+MODULES = [
+    "error_text",
+    "http",
+    "openai_compat",
+    "openai_errors",
+    "openai_request",
+    "openai_response",
+    "retry",
+    "scripted",
+    "scripted_server",
+    "scripted_state",
+    "scripted_wire",
+    "sse",
+    "surrogates",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

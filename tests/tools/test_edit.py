@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tether.errors import ToolError
-from tether.tools.edit import _closest_window, str_replace
+from tether.tools.closest_match import closest_window as _closest_window
+from tether.tools.edit import str_replace
 
 if TYPE_CHECKING:
     from conftest import Harness

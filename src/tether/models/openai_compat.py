@@ -2,14 +2,10 @@
 
 One class serves OpenAI, OpenRouter, vLLM, Ollama and llama.cpp's server: they
 all speak `POST {base_url}/chat/completions`, streamed as SSE or as one JSON
-body. Conversion lives in `openai_wire.py`; this module does the HTTP, turns each
-failure into one of our `ProviderError`s, and retries the transient ones through
-`retry.py`, reporting each retry as a `RetryScheduled` event.
-
-Error messages name the endpoint and the HTTP status, never the API key: the key
-is scrubbed from every message we build (before any text is cut short, so no
-prefix of it survives), and URLs are shown without user:password, query string
-or fragment (where `?api_key=...` would sit).
+body. Conversion lives in `openai_request.py` and `openai_response.py`; this
+module does the HTTP, turns each failure into one of our `ProviderError`s (worded
+by `openai_errors.py`, with no secret in the text), and retries the transient
+ones through `retry.py`, reporting each retry as a `RetryScheduled` event.
 
 After a `RetryScheduled` event the answer starts over: text and tool-call deltas
 streamed before the failure belong to the abandoned attempt.
@@ -19,80 +15,27 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
-import re
 import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from tether import __version__
-from tether.errors import (
-    AuthenticationError,
-    BadRequestError,
-    ConfigError,
-    ContextLengthError,
-    ModelNotFoundError,
-    ProviderError,
-    TransientError,
-)
+from tether.errors import BadRequestError, ConfigError
 from tether.models.base import ModelRequest, ModelResponse, OnEvent
 from tether.models.http import make_client
-from tether.models.openai_wire import (
-    BodyEncoder,
-    ResponseAssembler,
-    is_context_length,
-    is_quota_exhausted,
-    parse_usage,
-    provider_message,
-)
-from tether.models.retry import RetryPolicy, call_with_retries, parse_retry_after
+from tether.models.openai_errors import EndpointErrors, display_url
+from tether.models.openai_request import BodyEncoder
+from tether.models.openai_response import ResponseAssembler, parse_usage
+from tether.models.retry import RetryPolicy, call_with_retries
 from tether.models.sse import iter_sse
 from tether.observe.events import RetryScheduled
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["OpenAICompatModel", "display_url"]
-
-_USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
-_URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*)[?#][^\s\"'<>]*")
-_CREDENTIALS = re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',;]+")
-_TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
-_MIN_SECRET = 4  # shorter query values and user names are not worth scrubbing from text
-
-
-def display_url(url: str) -> str:
-    """The URL without user:password, query string or fragment, fit for messages and logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # not a URL we can take apart: scrub it as text
-        return _scrub_urls(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    if parts.netloc:
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    head, slash, rest = url.split("?", 1)[0].split("#", 1)[0].partition("/")
-    return head.rpartition("@")[2] + slash + rest  # `user:pw@host/v1`, no scheme
-
-
-def _scrub_urls(text: str) -> str:
-    """Every URL in `text` without user:password, query string or fragment."""
-    return _URL_TAIL.sub(r"\1", _USERINFO.sub("", text))
-
-
-def _url_secrets(url: str) -> list[str]:
-    """What a base URL may carry that must not show: its user:password and query values."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    values = [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
-    if parts.username:
-        values.append(unquote(parts.username))
-    if parts.password:
-        values.append(unquote(parts.password))
-    return [v for v in values if len(v) >= _MIN_SECRET]
+__all__ = ["OpenAICompatModel"]
 
 
 def _checked_key(api_key: str | None) -> str | None:
@@ -158,8 +101,6 @@ class OpenAICompatModel:
         self._url = _chat_url(base_url)
         self._shown_url = display_url(self._url)
         self._api_key = _checked_key(api_key)
-        secrets = [self._api_key or "", *_url_secrets(base_url)]
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self._model = model
         self._stream = stream
         self._timeout = request_timeout
@@ -167,6 +108,13 @@ class OpenAICompatModel:
         self._call_numbers = itertools.count(1)
         self._client: httpx.Client | None = None
         self._encoder = BodyEncoder()
+        self._errors = EndpointErrors(
+            shown_url=self._shown_url,
+            base_url=base_url,
+            api_key=self._api_key,
+            model=model,
+            request_timeout=request_timeout,
+        )
 
     @property
     def name(self) -> str:
@@ -228,7 +176,7 @@ class OpenAICompatModel:
                 chunks = self._until_deadline(response.iter_bytes(), deadline)
                 if response.status_code >= 300:
                     raw = b"".join(chunks).decode("utf-8", "replace")
-                    raise self._status_error(response, raw)
+                    raise self._errors.status_error(response, raw)
                 content_type = response.headers.get("content-type", "")
                 if self._stream and "json" not in content_type:
                     return self._read_stream(chunks, assembler)
@@ -241,14 +189,14 @@ class OpenAICompatModel:
                 "URL holds characters HTTP does not allow; check TETHER_API_KEY and "
                 "TETHER_BASE_URL"
             )
-            raise BadRequestError(self._clean(message)) from None
+            raise BadRequestError(self._errors.clean(message)) from None
         except httpx.TimeoutException as exc:
-            raise self._transient(self._timeout_reason(exc)) from exc
+            raise self._errors.transient(self._errors.timeout_reason(exc)) from exc
         except httpx.ConnectError as exc:
-            raise self._transient(f"cannot connect to {self._shown_url}: {exc}") from exc
+            raise self._errors.transient(f"cannot connect to {self._shown_url}: {exc}") from exc
         except (httpx.TransportError, httpx.DecodingError) as exc:
             reason = f"the connection to {self._shown_url} broke ({type(exc).__name__}: {exc})"
-            raise self._transient(reason) from exc
+            raise self._errors.transient(reason) from exc
 
     def _timeouts(self, deadline: float | None) -> httpx.Timeout | None:
         """The client's timeouts, shortened so no wait outlasts the run's deadline."""
@@ -269,7 +217,9 @@ class OpenAICompatModel:
         only keep-alive comments (or whitespace) never trips the read timeout."""
         for chunk in chunks:
             if deadline is not None and time.monotonic() > deadline:
-                raise self._transient("the run's time limit passed while the answer was arriving")
+                raise self._errors.transient(
+                    "the run's time limit passed while the answer was arriving"
+                )
             yield chunk
 
     def _read_stream(self, chunks: Iterator[bytes], assembler: ResponseAssembler) -> ModelResponse:
@@ -284,7 +234,7 @@ class OpenAICompatModel:
                 continue
             payload = self._parse_json(event.data, "in the stream")
             if event.event == "error" or payload.get("error"):
-                self._raise_stream_error(payload)
+                raise self._errors.stream_error(payload)
             if isinstance(payload.get("model"), str) and payload["model"]:
                 model = payload["model"]
             assembler.usage = parse_usage(payload.get("usage")) or assembler.usage
@@ -300,12 +250,12 @@ class OpenAICompatModel:
                     assembler.finish_reason = str(choice["finish_reason"])
                     finished = True
         if not (done or finished):
-            raise self._transient(
+            raise self._errors.transient(
                 f"truncated stream: {self._shown_url} ended the answer early "
                 "(no finish_reason and no [DONE])"
             )
         if not answered:
-            raise self._transient(
+            raise self._errors.transient(
                 f"the endpoint sent no answer: {self._shown_url} streamed no choice 0"
             )
         return assembler.response(model=model)
@@ -313,7 +263,7 @@ class OpenAICompatModel:
     def _read_json(self, content: bytes, assembler: ResponseAssembler) -> ModelResponse:
         payload = self._parse_json(content.decode("utf-8", "replace"), "as the answer")
         if payload.get("error"):
-            self._raise_stream_error(payload)
+            raise self._errors.stream_error(payload)
         choices = payload.get("choices")
         choice = next(
             (
@@ -324,8 +274,8 @@ class OpenAICompatModel:
             None,
         )
         if choice is None or not isinstance(choice.get("message"), Mapping):
-            detail = self._clean(json.dumps(payload))[:200]
-            raise self._transient(
+            detail = self._errors.clean(json.dumps(payload))[:200]
+            raise self._errors.transient(
                 f"the endpoint sent no answer: {self._shown_url} answered without "
                 f"a message in choice 0: {detail}"
             )
@@ -336,107 +286,14 @@ class OpenAICompatModel:
         model = payload.get("model")
         return assembler.response(model=model if isinstance(model, str) else self._model)
 
-    # -- errors -----------------------------------------------------------------------
-
-    def _clean(self, text: str) -> str:
-        """The text without the API key, bearer/basic credentials, or what the base URL
-        carries (user:password, query values); URLs lose their query and fragment.
-
-        Clean whole texts, then cut them: a key cut in two is no longer found.
-        """
-        for secret in self._secrets:
-            text = text.replace(secret, "[redacted]")
-        return _scrub_urls(_CREDENTIALS.sub(r"\1[redacted]", text))
-
-    def _transient(
-        self, reason: str, *, status: int | None = None, retry_after: float | None = None
-    ) -> TransientError:
-        return TransientError(self._clean(reason), status=status, retry_after=retry_after)
-
     def _parse_json(self, text: str, where: str) -> dict[str, Any]:
         try:
             payload = json.loads(text)
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
-            shown = self._clean(text)[:200]
-            raise self._transient(f"{self._shown_url} sent malformed JSON {where}: {shown!r}")
+            shown = self._errors.clean(text)[:200]
+            raise self._errors.transient(
+                f"{self._shown_url} sent malformed JSON {where}: {shown!r}"
+            )
         return payload
-
-    def _raise_stream_error(self, payload: Mapping[str, Any]) -> NoReturn:
-        """An error object inside a 200 answer: worth a retry unless the prompt is too
-        long or the account has no quota left."""
-        detail = provider_message(dict(payload), redact=self._clean)
-        error = payload.get("error")
-        code = error.get("code") if isinstance(error, Mapping) else None
-        status = code if isinstance(code, int) and not isinstance(code, bool) else None
-        raw = json.dumps(payload)
-        if is_context_length(raw):
-            message = f"the conversation no longer fits the model's context window: {detail}"
-            raise ContextLengthError(self._clean(message), status=status)
-        if is_quota_exhausted(raw):
-            raise BadRequestError(self._clean(_no_quota(self._shown_url, detail)), status=status)
-        raise self._transient(f"{self._shown_url} reported an error: {detail}", status=status)
-
-    def _timeout_reason(self, exc: httpx.TimeoutException) -> str:
-        import httpx
-
-        if isinstance(exc, httpx.ConnectTimeout):
-            return f"timed out connecting to {self._shown_url}"
-        if isinstance(exc, httpx.ReadTimeout):
-            return f"{self._shown_url} sent nothing for {self._timeout:g} s (request_timeout)"
-        return f"timed out talking to {self._shown_url} ({type(exc).__name__})"
-
-    def _status_error(self, response: httpx.Response, raw: str) -> ProviderError:
-        """The `ProviderError` for an HTTP error status with body `raw`; only transient
-        ones are retried."""
-        status = response.status_code
-        detail = provider_message(raw, redact=self._clean)
-        where = f"{self._shown_url} (HTTP {status})"
-        if status in (401, 403):
-            hint = (
-                "the endpoint rejected the API key; check TETHER_API_KEY (or OPENAI_API_KEY)"
-                if self._api_key
-                else "the endpoint wants an API key; set TETHER_API_KEY"
-            )
-            return AuthenticationError(self._clean(f"{hint}. {where}: {detail}"), status=status)
-        if status == 404:
-            message = (
-                f"{where} does not know model {self._model!r}: {detail}. Check TETHER_MODEL, "
-                "and that TETHER_BASE_URL is the API root (usually ending in /v1)"
-            )
-            return ModelNotFoundError(self._clean(message), status=status)
-        if is_quota_exhausted(raw):  # OpenAI sends it as a 429, but waiting cannot help
-            return BadRequestError(self._clean(_no_quota(where, detail)), status=status)
-        if status != 429 and (status == 413 or is_context_length(raw)):
-            message = (
-                f"the conversation no longer fits the model's context window. {where}: {detail}"
-            )
-            return ContextLengthError(self._clean(message), status=status)
-        if status in _TRANSIENT_STATUSES or status >= 500:
-            return self._transient(
-                f"{where}: {detail}", status=status, retry_after=_retry_after(response.headers)
-            )
-        if 300 <= status < 400:
-            target = display_url(response.headers.get("location", "elsewhere"))
-            message = f"{where} redirects to {target}; set TETHER_BASE_URL to the final address"
-            return BadRequestError(self._clean(message), status=status)
-        return BadRequestError(
-            self._clean(f"{where} rejected the request: {detail}"), status=status
-        )
-
-
-def _no_quota(where: str, detail: str) -> str:
-    return (
-        "the account has no quota left; check its plan and billing with the provider "
-        f"(retrying cannot help). {where}: {detail}"
-    )
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms` (OpenAI) or `Retry-After`."""
-    try:
-        millis = float(headers.get("retry-after-ms", ""))
-    except ValueError:
-        return parse_retry_after(headers.get("retry-after"))
-    return max(0.0, millis / 1000) if math.isfinite(millis) else None

@@ -5,16 +5,17 @@ lands somewhere unintended. When the quote does not match, the error shows the
 closest region with line numbers and names the likely cause (indentation, line
 numbers pasted from read_file), so the next attempt can succeed. Everything the
 model does not mean to change is kept: BOM, encoding, CRLF, mode, final newline.
+The search for the closest region lives in `closest_match.py`.
 """
 
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 import threading
 
 from tether.errors import ToolError
+from tether.tools.closest_match import closest_window, squash
 from tether.tools.files import regular_file, shown_path
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
@@ -33,16 +34,6 @@ __all__ = ["find_occurrences", "locate", "str_replace"]
 _SNIPPET_CONTEXT = 3
 _NEAR_CONTEXT = 2
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
-# Looking for the region most like an unmatched old_str; bounds keep it fast.
-_MAX_LINE_CHARS = 400  # of each line compared
-_SMALL_WANT_CHARS = 400  # an old_str up to this long is scored character by character
-_MAX_WINDOW_CHARS = 2_000  # of a window so scored
-_MAX_TOKENS_COMPARED = 400  # of each side otherwise
-_TOP_WINDOWS = 16  # best-ranked windows scored in detail...
-_OTHER_REGIONS = 6  # ...plus the best window of this many separate regions
-_CANCEL_EVERY = 1024  # lines between checks of the cancel flag
-# Tokens for ranking windows: words split at camelCase and "_", numbers, symbols.
-_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+|\S")
 
 
 @tool
@@ -232,7 +223,7 @@ def _no_match_message(
             "old_str seems to include read_file's line-number prefixes "
             "(number + tab); quote only the file text after the tab."
         )
-    best_line, score = _closest_window(file_lines, want, cancel)
+    best_line, score = closest_window(file_lines, want, cancel)
     if best_line:
         window = file_lines[best_line - 1 : best_line - 1 + len(want)]
         if len(window) == len(want) and [w.replace("\r", "") for w in window] == [
@@ -243,9 +234,7 @@ def _no_match_message(
                 "(\\r) that read_file does not show; remove them with bash, or rewrite "
                 "the file with write_file."
             )
-        elif len(window) == len(want) and [_squash(w) for w in window] == [
-            _squash(w) for w in want
-        ]:
+        elif len(window) == len(want) and [squash(w) for w in window] == [squash(w) for w in want]:
             hints.append(
                 f"The text matches at line {best_line} except for whitespace or "
                 "indentation (tabs vs spaces, trailing spaces); copy it exactly."
@@ -261,146 +250,3 @@ def _no_match_message(
     else:
         message += " Nothing in the file resembles it. "
     return message + "Read the file again (read_file) and quote it exactly."
-
-
-def _closest_window(
-    file_lines: list[str], want: list[str], cancel: threading.Event | None = None
-) -> tuple[int, float]:
-    """(1-based first line, similarity 0..1) of the window most like `want`; (0, 0) if none.
-
-    Cheap enough for big files: lines are compared with whitespace squashed and cut
-    to `_MAX_LINE_CHARS`. A window equal to `want` but for whitespace wins outright.
-    Otherwise a sliding count of shared tokens ranks every window in linear time and
-    only the best few (plus the best of other regions) are scored in detail by
-    `_Scorer`. A set `cancel` stops the search with the best answer so far.
-    """
-    if not file_lines or not want:
-        return 0, 0.0
-    file_sq = [_squash(line[:_MAX_LINE_CHARS]) for line in file_lines]
-    want_sq = [_squash(line[:_MAX_LINE_CHARS]) for line in want]
-    same = _squashed_match(file_sq, want_sq)
-    if same is not None:
-        return same + 1, 1.0
-    if cancel is not None and cancel.is_set():
-        return 0, 0.0
-    size = min(len(want_sq), len(file_sq))
-    tokens = [_TOKEN.findall(line) for line in file_sq]
-    scorer = _Scorer(want_sq)
-    best, best_score = 0, 0.0
-    for start in _ranked_windows(tokens, scorer.need, size, cancel):
-        if cancel is not None and cancel.is_set():
-            break
-        score = scorer.score(file_sq[start : start + size], tokens[start : start + size])
-        if score > best_score:
-            best, best_score = start + 1, score
-    return best, best_score
-
-
-def _squashed_match(file_sq: list[str], want_sq: list[str]) -> int | None:
-    """Where `want_sq` occurs in `file_sq` (0-based line), or None."""
-    size = len(want_sq)
-    if size > len(file_sq):
-        return None
-    anchor = max(range(size), key=lambda i: len(want_sq[i]))  # the most telling line
-    line = want_sq[anchor]
-    for index, candidate in enumerate(file_sq):
-        start = index - anchor
-        if (
-            candidate == line
-            and 0 <= start <= len(file_sq) - size
-            and file_sq[start : start + size] == want_sq
-        ):
-            return start
-    return None
-
-
-def _ranked_windows(
-    tokens: list[list[str]], need: dict[str, int], size: int, cancel: threading.Event | None
-) -> list[int]:
-    """Starts of the windows of `size` lines worth a detailed look, best first.
-
-    Every window is ranked by the Dice overlap of its token multiset with `need`
-    (the old_str's), kept up to date as the window slides: linear time.
-    """
-    last = len(tokens) - size
-    if last <= 0:
-        return [0]
-    need_total = sum(need.values())
-    have = dict.fromkeys(need, 0)
-    scores = [0.0] * (last + 1)
-    overlap = count = 0
-    for index, added in enumerate(tokens):
-        if index % _CANCEL_EVERY == 0 and cancel is not None and cancel.is_set():
-            break
-        for token in added:
-            held = have.get(token)
-            if held is not None:
-                overlap += held < need[token]
-                have[token] = held + 1
-        count += len(added)
-        if index >= size:
-            removed = tokens[index - size]
-            for token in removed:
-                held = have.get(token)
-                if held is not None:
-                    overlap -= held <= need[token]
-                    have[token] = held - 1
-            count -= len(removed)
-        if index >= size - 1 and need_total + count:
-            scores[index - size + 1] = 2 * overlap / (need_total + count)
-    order = sorted(range(last + 1), key=scores.__getitem__, reverse=True)
-    chosen = dict.fromkeys(order[:_TOP_WINDOWS])
-    peaks: list[int] = []
-    for start in order:  # the best window of each other region, too
-        if len(peaks) >= _OTHER_REGIONS:
-            break
-        if all(abs(start - peak) >= size for peak in peaks):
-            peaks.append(start)
-            chosen[start] = None
-    return list(chosen)
-
-
-class _Scorer:
-    """Similarity 0..1 of a window to old_str (both squashed), like difflib's ratio.
-
-    A short old_str is compared character by character, as difflib would; a long one
-    token by token, weighted by token length, which costs far less and, unlike a
-    line-by-line diff, still credits lines that differ by a typo. Either way the
-    work per window is capped (`_MAX_WINDOW_CHARS`, `_MAX_TOKENS_COMPARED`).
-    """
-
-    __slots__ = ("by_chars", "matcher", "need", "want_weight")
-
-    def __init__(self, want_sq: list[str]) -> None:
-        want_tokens = [token for line in want_sq for token in _TOKEN.findall(line)]
-        self.need: dict[str, int] = {}
-        for token in want_tokens:
-            self.need[token] = self.need.get(token, 0) + 1
-        joined = "\n".join(want_sq)
-        self.by_chars = len(joined) <= _SMALL_WANT_CHARS
-        self.matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, autojunk=False)
-        if self.by_chars:
-            self.matcher.set_seq2(joined)
-            self.want_weight = 0
-        else:
-            capped = want_tokens[:_MAX_TOKENS_COMPARED]
-            self.matcher.set_seq2(capped)
-            self.want_weight = sum(map(len, capped))
-
-    def score(self, window_sq: list[str], window_tokens: list[list[str]]) -> float:
-        if self.by_chars:
-            self.matcher.set_seq1("\n".join(window_sq)[:_MAX_WINDOW_CHARS])
-            return self.matcher.ratio()
-        flat = [token for line in window_tokens for token in line][:_MAX_TOKENS_COMPARED]
-        self.matcher.set_seq1(flat)
-        total = sum(map(len, flat)) + self.want_weight
-        matched = sum(
-            len(token)
-            for block in self.matcher.get_matching_blocks()
-            for token in flat[block.a : block.a + block.size]
-        )
-        return 2 * matched / total if total else 0.0
-
-
-def _squash(line: str) -> str:
-    return " ".join(line.split())

@@ -1,9 +1,9 @@
-"""The OpenAI chat-completions wire format, converted at the edge. Pure; no I/O.
+"""Answers in the OpenAI chat-completions wire format, assembled at the edge. Pure; no I/O.
 
-`request_body` turns a `ModelRequest` into the JSON body; `ResponseAssembler`
-builds one `ModelResponse` from streamed deltas or a whole message, emitting
-`TextDelta`/`ReasoningDelta`/`ToolCallDelta` events as it goes. It tolerates the
-ways real servers (vLLM, Ollama, llama.cpp, OpenRouter) differ from OpenAI:
+`ResponseAssembler` builds one `ModelResponse` from streamed deltas or a whole
+message, emitting `TextDelta`/`ReasoningDelta`/`ToolCallDelta` events as it goes;
+`parse_usage` and `map_finish_reason` read the usage and finish reason. It tolerates
+the ways real servers (vLLM, Ollama, llama.cpp, OpenRouter) differ from OpenAI:
 tool-call fragments without `index` or `id`, whole arguments in one chunk,
 arguments sent as an object, several calls all numbered 0, the name repeated in
 every fragment, ids that are empty or repeated, reasoning under
@@ -19,21 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.messages import FinishReason, Message, ToolCall, Usage
-from tether.models.base import ModelRequest, ModelResponse, OnEvent, ToolSpec
+from tether.models.base import ModelResponse, OnEvent
+from tether.models.surrogates import mend_surrogates
 from tether.observe.events import ReasoningDelta, TextDelta, ToolCallDelta
 
-__all__ = [
-    "BodyEncoder",
-    "ResponseAssembler",
-    "is_context_length",
-    "is_quota_exhausted",
-    "map_finish_reason",
-    "mend_surrogates",
-    "parse_usage",
-    "provider_message",
-    "request_body",
-    "wire_message",
-]
+__all__ = ["ResponseAssembler", "map_finish_reason", "parse_usage"]
 
 _FINISH = {
     "stop": FinishReason.STOP,
@@ -47,157 +37,6 @@ _FINISH = {
     "max_tokens": FinishReason.LENGTH,
     "content_filter": FinishReason.CONTENT_FILTER,
 }
-
-# Lower-case fragments of the "prompt too long" errors of OpenAI, vLLM, llama.cpp,
-# OpenRouter/Anthropic, Groq, Mistral, Gemini and friends.
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",
-    "context length",
-    "context window",
-    "maximum context",
-    "exceeds the available context size",
-    "exceed_context_size",
-    "prompt is too long",
-    "prompt too long",
-    "input is too long",
-    "too many input tokens",
-    "input token count",
-    "reduce the length of the messages",
-)
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copies of mappings and tuples (tool schemas may be read-only views)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def wire_message(message: Message) -> dict[str, Any]:
-    """One message in OpenAI form; reasoning is never sent back."""
-    if message.role == "tool":
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id or "",
-            "content": message.content,
-        }
-    if message.role == "assistant" and message.tool_calls:
-        return {
-            "role": "assistant",
-            "content": message.content or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in message.tool_calls
-            ],
-        }
-    return {"role": message.role, "content": message.content}
-
-
-def request_body(request: ModelRequest, *, model: str, stream: bool) -> dict[str, Any]:
-    """The chat-completions body: system first, tools and tool_choice only with tools."""
-    messages = [{"role": "system", "content": request.system}] if request.system else []
-    messages += [wire_message(m) for m in request.messages]
-    body: dict[str, Any] = {"model": model, "messages": messages}
-    if request.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": _plain(spec.parameters),
-                },
-            }
-            for spec in request.tools
-        ]
-        body["tool_choice"] = request.tool_choice
-    if request.max_output_tokens is not None:
-        body["max_tokens"] = request.max_output_tokens
-    body["stream"] = stream
-    if stream:
-        body["stream_options"] = {"include_usage": True}
-    return body
-
-
-class BodyEncoder:
-    """Encodes request bodies, reusing the JSON of every message already encoded.
-
-    Between turns a conversation only grows, so re-encoding all of it each turn is
-    wasted work that grows with the session. Messages are frozen, so a message that
-    is the same object as last time has the same JSON. The output is byte-for-byte
-    `json.dumps(request_body(...))`, which also keeps the prefix stable for caches.
-    """
-
-    __slots__ = ("_fragments", "_messages", "_system", "_tail", "_tail_key", "_tools")
-
-    _HOLE = '"messages": []'
-
-    def __init__(self) -> None:
-        self._messages: tuple[Message, ...] = ()
-        self._fragments: list[str] = []
-        self._tail_key: tuple[Any, ...] | None = None
-        self._tail = ""
-        self._system: list[str] = []
-        self._tools: tuple[ToolSpec, ...] = ()
-
-    def encode(self, request: ModelRequest, *, model: str, stream: bool) -> bytes:
-        same = 0
-        for old, new in zip(self._messages, request.messages, strict=False):
-            if old is not new:
-                break
-            same += 1
-        fragments = self._fragments[:same]
-        fragments += [_dumps(wire_message(m)) for m in request.messages[same:]]
-        self._messages, self._fragments = request.messages, fragments
-        key = (model, stream, request.system, request.tool_choice, request.max_output_tokens)
-        if key != self._tail_key or request.tools is not self._tools:
-            shell = ModelRequest(
-                system=request.system,
-                messages=(),
-                tools=request.tools,
-                tool_choice=request.tool_choice,
-                max_output_tokens=request.max_output_tokens,
-            )
-            body = request_body(shell, model=model, stream=stream)
-            system = body["messages"]
-            body["messages"] = []
-            self._tail = _dumps(body)
-            self._tail_key, self._tools = key, request.tools
-            self._system = [_dumps(m) for m in system]
-        joined = ", ".join([*self._system, *fragments])
-        return _utf8(self._tail.replace(self._HOLE, f'"messages": [{joined}]', 1))
-
-
-def _utf8(text: str) -> bytes:
-    """UTF-8 bytes; lone surrogates (which UTF-8 cannot carry) become U+FFFD."""
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        return mend_surrogates(text).encode()
-
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def mend_surrogates(text: str) -> str:
-    """`text` with surrogate pairs joined into their characters and lone ones as U+FFFD.
-
-    A server may send half of a character as a `\\ud83d` escape, and the other half
-    in the next chunk: valid JSON, but no valid text until the halves are joined.
-    """
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _count(value: Any) -> int:
@@ -234,61 +73,6 @@ def map_finish_reason(raw: Any, *, has_tool_calls: bool) -> FinishReason:
     if reason is FinishReason.STOP and has_tool_calls:
         return FinishReason.TOOL_CALLS
     return reason
-
-
-def provider_message(
-    body: Any, *, limit: int = 500, redact: Callable[[str], str] | None = None
-) -> str:
-    """The human-readable part of an error body (JSON in any common shape, or text).
-
-    `redact` (which removes secrets) runs on the whole text before it is cut to
-    `limit`: cutting first could leave the first part of a secret for it to miss.
-    """
-    text = _provider_text(body)
-    if redact is not None:
-        text = redact(text)
-    return text[:limit]
-
-
-def _provider_text(body: Any) -> str:
-    data = body
-    if isinstance(body, str | bytes):
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return " ".join(text.split()) or "(empty body)"
-    if isinstance(data, Mapping):
-        error = data.get("error", data)
-        if isinstance(error, str):
-            return error
-        if isinstance(error, Mapping):
-            message = error.get("message") or error.get("detail") or error.get("msg")
-            if message:
-                parts = [str(message)]
-                code = error.get("code") or error.get("type")
-                if isinstance(code, str) and code not in parts[0]:
-                    parts.append(f"[{code}]")
-                metadata = error.get("metadata")
-                if isinstance(metadata, Mapping) and metadata.get("raw"):
-                    parts.append(f"(upstream: {metadata['raw']})")  # OpenRouter
-                return " ".join(parts)
-    return json.dumps(data, ensure_ascii=False)
-
-
-def is_context_length(text: str) -> bool:
-    """Whether an error text says the prompt does not fit the context window."""
-    lowered = text.lower()
-    return any(marker in lowered for marker in _CONTEXT_MARKERS)
-
-
-def is_quota_exhausted(text: str) -> bool:
-    """Whether an error text says the account has no quota (credit) left.
-
-    OpenAI sends this as a 429 with code/type `insufficient_quota`; unlike a rate
-    limit, waiting does not help.
-    """
-    return "insufficient_quota" in text.lower()
 
 
 def _string(value: Any) -> str:
