@@ -8,7 +8,7 @@ syncs the transcript and releases the HTTP client.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 import time
 from collections.abc import Mapping
 from types import TracebackType
@@ -65,7 +65,7 @@ class Session:
                 "session_id": self.session_id,
                 "tether": __version__,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "python": platform.python_version(),
+                "python": sys.version.split()[0],
                 "model": settings.model,
                 "endpoint": public_endpoint(settings.base_url),
                 "workspace": str(settings.workspace),
