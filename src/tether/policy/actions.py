@@ -1,0 +1,87 @@
+"""What the permission policy judges, and what it answers.
+
+An action is one thing a tool call would do: run a shell command, read a path,
+write or edit a path, or use some other tool. A decision is the verdict with its
+reasons, per part, so that every answer can be explained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "VERDICTS",
+    "Action",
+    "Decision",
+    "Part",
+    "ReadAction",
+    "ShellAction",
+    "ToolAction",
+    "Verdict",
+    "WriteAction",
+    "strictest",
+]
+
+Verdict = Literal["allow", "ask", "deny"]
+VERDICTS: tuple[Verdict, ...] = ("allow", "ask", "deny")  # in order of strictness
+
+
+def strictest(verdicts: tuple[Verdict, ...] | list[Verdict]) -> Verdict:
+    """deny beats ask beats allow; nothing at all is allow."""
+    return max(verdicts, key=VERDICTS.index, default="allow")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAction:
+    """A command line for `bash`, exactly as the model sent it."""
+
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAction:
+    """Reading a file or listing/searching a directory; `path` is absolute."""
+
+    path: Path
+    tool: str = "read_file"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteAction:
+    """Changing a file: `kind` "write" replaces it whole, "edit" changes part of it."""
+
+    path: Path
+    tool: str = "write_file"
+    kind: Literal["write", "edit"] = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAction:
+    """Any other tool, judged by its name alone."""
+
+    tool: str
+
+
+Action = ShellAction | ReadAction | WriteAction | ToolAction
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One judged piece: a simple command of a shell line, a path, or a tool."""
+
+    text: str
+    verdict: Verdict
+    reason: str
+    matched_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The verdict for a whole action: the strictest of its parts, explained."""
+
+    verdict: Verdict
+    reason: str
+    matched_rules: tuple[str, ...]
+    parts: tuple[Part, ...]
