@@ -43,7 +43,8 @@ OPENAI_API_KEY), then BASE_URL=, API_KEY=, MODEL= lines in ~/.agents/env; --base
 (default ~/.local/state/tether).
 
 commands:
-  tether demo          watch a scripted agent fix a bug (no API key needed)
+  tether demo                          watch a scripted agent fix a bug (no API key needed)
+  tether permissions check -- COMMAND  what the permission policy says about a command
 """
 
 
@@ -58,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             demo = _demo_parser().parse_args(args[1:])
             return run_demo(demo.keep, pause_s=demo.pause)
+        if args and args[0] == "permissions":
+            return _permissions(_permissions_parser().parse_args(args[1:]))
         return _run(_parser().parse_args(args), termination)
     except TetherError as exc:
         _error(str(exc))
@@ -135,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-C", "--workspace", type=Path, help="work in this directory (default: the current one)"
     )
+    _rule_flags(parser)
     parser.add_argument(
         "--no-stream", action="store_true", help="ask the endpoint for whole responses, not SSE"
     )
@@ -142,6 +146,70 @@ def _parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="headless: show tool activity on stderr"
     )
     return parser
+
+
+def _rule_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="allow what RULE matches, e.g. 'Bash(npm run test:*)' (repeatable)",
+    )
+    parser.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="refuse what RULE matches, e.g. 'Bash(git push:*)' (repeatable)",
+    )
+
+
+def _permissions_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether permissions",
+        description="Try the permission policy by hand: what would happen to a command?",
+        epilog="example: tether permissions check -- 'git log | head && rm -rf build'",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    check = sub.add_parser(
+        "check",
+        help="judge a command (or, with --jsonl, many actions read from stdin)",
+        description="Print the verdict, each part with its verdict, the matching rules and "
+        "the reason. Reads the same config files and flags as a run.",
+    )
+    check.add_argument("--mode", choices=PERMISSION_MODES, help="judge in this permission mode")
+    check.add_argument("--json", action="store_true", help="print the decision as JSON")
+    check.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='read {"command": ...} or {"tool": ..., "path": ...} objects, one per line, from '
+        "stdin, and write one decision object per line",
+    )
+    check.add_argument("-C", "--workspace", type=Path, help="judge as if working here")
+    _rule_flags(check)
+    check.add_argument("command", nargs="*", help="the command line (after --)")
+    return parser
+
+
+def _permissions(ns: argparse.Namespace) -> int:
+    from tether.config import load_settings
+    from tether.ui.permissions import check_command, check_lines
+
+    overrides = CliOverrides(
+        workspace=ns.workspace,
+        permission_mode=ns.mode,
+        allow=tuple(ns.allow),
+        deny=tuple(ns.deny),
+    )
+    settings = load_settings(overrides, require_model=False)
+    if ns.jsonl:
+        if ns.command:
+            raise UsageError("--jsonl reads actions from stdin; give no command")
+        return check_lines(settings, sys.stdin, sys.stdout)
+    if not ns.command:
+        raise UsageError("give a command to judge: tether permissions check -- COMMAND")
+    return check_command(settings, " ".join(ns.command), sys.stdout, as_json=ns.json)
 
 
 def _demo_parser() -> argparse.ArgumentParser:
@@ -201,6 +269,8 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         max_tokens=ns.max_tokens,
         timeout=ns.timeout,
         stream=False if ns.no_stream else None,
+        allow=tuple(ns.allow),
+        deny=tuple(ns.deny),
     )
     if ns.task is None:
         if ns.output_format != "text":

@@ -20,6 +20,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from tether.errors import ConfigError
+from tether.policy.ruleload import check_rules, flag_specs, toml_specs
+from tether.policy.rules import RuleError, RuleSet, RuleSpec
 
 __all__ = [
     "PERMISSION_MODES",
@@ -61,6 +63,7 @@ class Settings:
     output_limit: int = 30_000
     loop_guard: int = 3
     config_files: tuple[Path, ...] = ()
+    rules: RuleSet = field(default_factory=RuleSet)
 
     def public(self) -> dict[str, Any]:
         """The settings as they may be written to a transcript: no secrets."""
@@ -80,6 +83,7 @@ class Settings:
             "output_limit": self.output_limit,
             "loop_guard": self.loop_guard,
             "config_files": [str(p) for p in self.config_files],
+            "rules": [r.label for r in self.rules.rules],
         }
 
 
@@ -95,6 +99,8 @@ class CliOverrides:
     max_tokens: int | None = None
     timeout: float | None = None
     stream: bool | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
 
 # TOML keys: section -> key -> (Settings field, type)
@@ -136,10 +142,18 @@ def load_settings(
     values: dict[str, Any] = {}
     config_home = Path(env.get("XDG_CONFIG_HOME") or home_dir / ".config")
     used: list[Path] = []
+    specs: list[RuleSpec] = []
     for path in (config_home / "tether/config.toml", workspace / ".tether/config.toml"):
         if path.is_file():
-            values.update(_read_toml(path))
+            file_values, file_specs = _read_toml(path)
+            values.update(file_values)
+            specs += file_specs
             used.append(path)
+    specs += flag_specs(overrides.allow, overrides.deny)
+    try:
+        values["rules"] = check_rules(specs, workspace=workspace, home=home_dir)
+    except RuleError as exc:
+        raise ConfigError(f"Bad permission rule: {exc}.") from None
 
     agents_env = _read_env_file(home_dir / ".agents/env")
     base_url = (
@@ -317,23 +331,31 @@ def _read_env_file(path: Path) -> dict[str, str]:
     return result
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> tuple[dict[str, Any], list[RuleSpec]]:
     """Known keys only: a typo in a config file is an error, not silently ignored."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read {path}: {exc}.") from None
     values: dict[str, Any] = {}
+    specs: list[RuleSpec] = []
     for key, value in data.items():
+        if key == "permissions":
+            try:
+                specs += toml_specs(path, text, value)
+            except RuleError as exc:
+                raise ConfigError(f"Bad permission rule: {exc}.") from None
+            continue
         if key in _TOP_LEVEL:
             target, kind = _TOP_LEVEL[key]
             values[target] = _typed(path, key, value, kind)
             continue
         section = _TOML_SCHEMA.get(key)
         if section is None or not isinstance(value, dict):
-            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL]))
+            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL, "permissions"]))
             raise ConfigError(f"{path}: unknown setting {key!r}; known: {known}.")
         for sub, sub_value in value.items():
             if sub not in section:
@@ -341,7 +363,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
                 raise ConfigError(f"{path}: unknown setting [{key}] {sub!r}; known: {known}.")
             target, kind = section[sub]
             values[target] = _typed(path, f"[{key}] {sub}", sub_value, kind)
-    return values
+    return values, specs
 
 
 def _typed(path: Path, name: str, value: Any, kind: type) -> Any:

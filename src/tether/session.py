@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from types import TracebackType
 
 from tether import __version__
@@ -19,8 +20,10 @@ from tether.config import Settings, public_endpoint
 from tether.context.system_prompt import build_system_prompt
 from tether.memory.sessions import Transcript, new_session_id
 from tether.models.base import Model
-from tether.observe.events import EventBus, Notice, SessionStarted
+from tether.observe.events import EventBus, Notice, PermissionChecked, SessionStarted
 from tether.observe.redact import Redactor
+from tether.policy.actions import Decision
+from tether.policy.gate import Approver, Gate
 from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
@@ -52,7 +55,10 @@ class Session:
         bus: EventBus | None = None,
         model: Model | None = None,
         environ: Mapping[str, str] | None = None,
+        approver: Approver | None = None,
     ) -> None:
+        """`approver` answers permission questions; without one (headless), a call
+        that needs approval is refused with an explanation the model can read."""
         self.settings = settings
         self.bus = bus or EventBus()
         self.redact = Redactor([settings.api_key])
@@ -73,11 +79,19 @@ class Session:
             },
             self.redact,
         )
+        env = os.environ if environ is None else environ
+        workspace = Workspace(settings.workspace)
+        self.gate = Gate(
+            settings.rules,
+            settings.permission_mode,
+            workspace,
+            home=Path(env.get("HOME") or Path.home()),
+            approver=approver,
+            on_decision=self._report_decision,
+        )
         context = ToolContext(
-            workspace=Workspace(settings.workspace),
-            env=tool_environment(
-                os.environ if environ is None else environ, (settings.api_key or "",)
-            ),
+            workspace=workspace,
+            env=tool_environment(env, (settings.api_key or "",)),
             bash_timeout=settings.bash_timeout,
             output_limit=settings.output_limit,
         )
@@ -86,6 +100,7 @@ class Session:
             context,
             timeout=settings.tool_timeout,
             on_internal_error=lambda text: self.bus.emit(Notice("debug", text)),
+            gate=self.gate.check,
         )
         self.agent = Agent(
             model=self.model,
@@ -108,6 +123,13 @@ class Session:
 
     def run(self, task: str) -> RunResult:
         return self.agent.run(task)
+
+    def _report_decision(self, tool: str, decision: Decision, ran: bool) -> None:
+        parts = tuple((p.text, p.verdict, p.reason) for p in decision.parts)
+        event = PermissionChecked(
+            tool, decision.verdict, decision.reason, ran, decision.matched_rules, parts
+        )
+        self.bus.emit(event)
 
     def close(self) -> None:
         self.transcript.close()

@@ -45,9 +45,10 @@ def test_headless_run_fixes_the_bug(
     with ScriptedEndpoint(fix_script(), api_key="sk-test-secret-0123456789") as endpoint:
         env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
         env["TETHER_API_KEY"] = "sk-test-secret-0123456789"
-        proc = run_cli(
-            ["-p", "Fix the failing test", "--output-format", "json"], cwd=buggy_repo, env=env
-        )
+        # As a user would: edits allowed, and the test command.
+        args = ["-p", "Fix the failing test", "--output-format", "json"]
+        args += ["--permission-mode", "accept-edits", "--allow", f"Bash({TEST_CMD}:*)"]
+        proc = run_cli(args, cwd=buggy_repo, env=env)
         requests = [r.body for r in endpoint.requests]
 
     assert proc.returncode == 0, proc.stderr

@@ -60,7 +60,9 @@ def test_timeout_cuts_a_long_command(run_cli, cli_env, buggy_repo: Path) -> None
         env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
         started = time.monotonic()
         proc = run_cli(
-            ["-p", "go", "--timeout", "2", "--output-format", "json"], cwd=buggy_repo, env=env
+            ["-p", "go", "--timeout", "2", "--output-format", "json", "--allow", "Bash(sleep:*)"],
+            cwd=buggy_repo,
+            env=env,
         )
         elapsed = time.monotonic() - started
         bodies = [r.body for r in endpoint.requests]

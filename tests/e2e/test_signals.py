@@ -21,7 +21,7 @@ def test_ctrl_c_during_a_tool_closes_the_call(
     nap = processes.nap()
     with ScriptedEndpoint([Turn(tool_calls=(bash(f"sleep {nap}; echo never"),))]) as endpoint:
         proc = spawn_cli(
-            ["-p", "go", "--output-format", "json"],
+            ["-p", "go", "--output-format", "json", "--permission-mode", "auto"],
             cwd=buggy_repo,
             env={**cli_env, "TETHER_BASE_URL": endpoint.url},
         )
@@ -43,7 +43,7 @@ def test_sigterm_stops_the_run_and_kills_the_command(
     nap = processes.nap()
     with ScriptedEndpoint([Turn(tool_calls=(bash(f"sleep {nap}; echo x"),))]) as endpoint:
         proc = spawn_cli(
-            ["-p", "go", "--output-format", "json"],
+            ["-p", "go", "--output-format", "json", "--permission-mode", "auto"],
             cwd=buggy_repo,
             env={**cli_env, "TETHER_BASE_URL": endpoint.url},
         )
@@ -65,7 +65,9 @@ def test_a_second_ctrl_c_does_not_orphan_a_stubborn_command(
     command = f"trap '' TERM INT; sleep {nap}; echo x"
     with ScriptedEndpoint([Turn(tool_calls=(bash(command),))]) as endpoint:
         proc = spawn_cli(
-            ["-p", "go"], cwd=tmp_path, env={**cli_env, "TETHER_BASE_URL": endpoint.url}
+            ["-p", "go", "--permission-mode", "auto"],
+            cwd=tmp_path,
+            env={**cli_env, "TETHER_BASE_URL": endpoint.url},
         )
         processes.wait_for(f"sleep {nap}")
         proc.send_signal(signal.SIGINT)
@@ -88,7 +90,9 @@ def test_reused_call_ids_still_get_one_result_each_on_ctrl_c(
     second = (bash(f"sleep {nap}; echo x", "call_0"), ScriptedCall("list_files", {}, id="call_1"))
     with ScriptedEndpoint([Turn(tool_calls=first), Turn(tool_calls=second)]) as endpoint:
         proc = spawn_cli(
-            ["-p", "go"], cwd=tmp_path, env={**cli_env, "TETHER_BASE_URL": endpoint.url}
+            ["-p", "go", "--permission-mode", "auto"],
+            cwd=tmp_path,
+            env={**cli_env, "TETHER_BASE_URL": endpoint.url},
         )
         processes.wait_for(f"sleep {nap}")
         proc.send_signal(signal.SIGINT)
@@ -106,7 +110,10 @@ def test_interactive_ctrl_c_stops_the_step_and_prompts_again(
     script = [Turn(tool_calls=(bash(f"sleep {nap}; echo x"),)), Turn(text="Second answer.")]
     with ScriptedEndpoint(script) as endpoint:
         proc = spawn_cli(
-            [], cwd=tmp_path, env={**cli_env, "TETHER_BASE_URL": endpoint.url}, stdin=True
+            ["--permission-mode", "auto"],
+            cwd=tmp_path,
+            env={**cli_env, "TETHER_BASE_URL": endpoint.url},
+            stdin=True,
         )
         assert proc.stdin is not None
         proc.stdin.write("run the long thing\n")
@@ -130,7 +137,10 @@ def test_interactive_sigterm_at_the_prompt_ends_the_program(
 ) -> None:
     with ScriptedEndpoint([Turn(text="hi")]) as endpoint:
         proc = spawn_cli(
-            [], cwd=tmp_path, env={**cli_env, "TETHER_BASE_URL": endpoint.url}, stdin=True
+            ["--permission-mode", "auto"],
+            cwd=tmp_path,
+            env={**cli_env, "TETHER_BASE_URL": endpoint.url},
+            stdin=True,
         )
         deadline = time.monotonic() + 20
         while not list((tmp_path / "state" / "sessions").glob("*.jsonl")):

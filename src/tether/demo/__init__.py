@@ -22,9 +22,10 @@ _SAMPLE = Path(__file__).with_name("sample")
 def run_demo(keep: bool = False, *, out: TextIO | None = None, pause_s: float = 0.6) -> int:
     """Run the demo session; returns the exit code of the run."""
     from tether.config import Settings, state_home
-    from tether.demo.script import demo_script
+    from tether.demo.script import demo_script, test_rule
     from tether.models.scripted import ScriptedEndpoint
     from tether.observe.events import EventBus
+    from tether.policy.rules import RuleSpec, compile_rules
     from tether.session import Session
     from tether.ui.terminal import TerminalRenderer
 
@@ -36,16 +37,22 @@ def run_demo(keep: bool = False, *, out: TextIO | None = None, pause_s: float = 
     try:
         with ScriptedEndpoint(demo_script(pause_s), model="scripted-demo") as endpoint:
             # Built directly: the user's key, endpoint and limits have no part in the demo.
+            # Edits in the workspace are allowed, and so is running the tests; anything
+            # else would be refused, as in any headless run.
+            rule = test_rule()
             settings = Settings(
                 model="scripted-demo",
                 base_url=endpoint.url,
                 workspace=project,
                 home=state_home(os.environ),
+                permission_mode="accept-edits",
+                rules=compile_rules([RuleSpec(rule, "allow", "tether demo")]),
             )
             stream.write(
                 "tether demo: the MODEL IS SCRIPTED. Its replies were written in advance and\n"
                 f"are served by a local endpoint at {endpoint.url}. The agent loop, the tools\n"
-                f"and the files are real: a copy of a small project in {project}.\n\n"
+                f"and the files are real: a copy of a small project in {project}.\n"
+                f"Permissions: accept-edits mode, plus the rule {rule}.\n\n"
                 f"Task: {task}\n\n"
             )
             bus = EventBus()

@@ -14,13 +14,26 @@ from typing import Any
 
 from tether.models.scripted import ScriptedCall, Turn
 
-__all__ = ["demo_script"]
+__all__ = ["demo_script", "test_command", "test_rule"]
+
+
+def _python() -> str:
+    return "python3" if shutil.which("python3") else sys.executable
+
+
+def test_command() -> str:
+    """How the demo runs the sample's tests: the stdlib runner, no pytest needed."""
+    return f"{_python()} -m unittest -v"
+
+
+def test_rule() -> str:
+    """The one rule the demo adds, so its tests run without a prompt."""
+    return f"Bash({_python()} -m unittest:*)"
 
 
 def demo_script(pause_s: float = 0.6) -> list[Callable[[dict[str, Any]], Turn]]:
     """The six turns of the demo; `pause_s` lets a person follow along."""
-    python = "python3" if shutil.which("python3") else sys.executable
-    test = f"{python} -m unittest -v"
+    test = test_command()
 
     def paced(turn: Turn) -> Callable[[dict[str, Any]], Turn]:
         def reply(_request: dict[str, Any]) -> Turn:

@@ -20,6 +20,7 @@ __all__ = [
     "LimitReached",
     "LoopWarning",
     "Notice",
+    "PermissionChecked",
     "ReasoningDelta",
     "RetryScheduled",
     "RunFinished",
@@ -151,6 +152,22 @@ class LoopWarning(Event):
     type: ClassVar[str] = "loop_warning"
     call: ToolCall
     repeats: int
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionChecked(Event):
+    """A call was judged by the permission policy; `ran` says whether it went ahead.
+
+    `parts` are (text, verdict, reason) of each judged piece, for the curious.
+    """
+
+    type: ClassVar[str] = "permission"
+    tool: str
+    verdict: str
+    reason: str
+    ran: bool
+    rules: tuple[str, ...] = ()
+    parts: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,12 +69,19 @@ Action = ShellAction | ReadAction | WriteAction | ToolAction
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One judged piece: a simple command of a shell line, a path, or a tool."""
+    """One judged piece: a simple command of a shell line, a path, or a tool.
+
+    `argv` is set for a command, `path` and `access` ("Read", "Write", "Edit") for a
+    path, so that an approval can propose a rule that covers the piece.
+    """
 
     text: str
     verdict: Verdict
     reason: str
     matched_rules: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    path: str | None = None
+    access: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

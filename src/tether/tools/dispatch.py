@@ -51,7 +51,7 @@ class _Outcome:
 class Dispatcher:
     """Runs tool calls from the model against a registry, never raising on bad input."""
 
-    __slots__ = ("_context", "_on_internal_error", "_registry", "_timeout")
+    __slots__ = ("_context", "_gate", "_on_internal_error", "_registry", "_timeout")
 
     def __init__(
         self,
@@ -60,7 +60,11 @@ class Dispatcher:
         *,
         timeout: float = 600.0,
         on_internal_error: Callable[[str], None] | None = None,
+        gate: Callable[[str, dict[str, Any]], str | None] | None = None,
     ) -> None:
+        """`gate(tool, arguments)` runs before each valid call: None lets it run, a
+        string refuses it (the string is what the model reads)."""
+        self._gate = gate
         self._registry = registry
         self._context = context
         self._timeout = timeout
@@ -88,6 +92,10 @@ class Dispatcher:
             bound = tool.bind(arguments)
         except ToolError as exc:
             return self._error(call, str(exc))
+        if self._gate is not None:
+            refusal = self._gate(tool.name, bound)
+            if refusal is not None:
+                return self._error(call, refusal)
         limit = self._timeout if timeout is None else max(0.0, min(timeout, self._timeout))
         return self._run(call, tool, bound, limit)
 

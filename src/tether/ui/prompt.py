@@ -17,6 +17,7 @@ from tether.errors import EXIT_INTERRUPTED, EXIT_OK
 from tether.observe.events import EventBus
 from tether.observe.redact import Redactor
 from tether.session import Session
+from tether.ui.approve import terminal_approver
 from tether.ui.terminal import TerminalRenderer
 
 __all__ = ["interactive"]
@@ -51,7 +52,8 @@ def interactive(
         f"workspace {settings.workspace}\n{_HELP}\n"
     )
     exit_code = EXIT_OK
-    with Session(settings, bus=bus) as session:
+    approver = terminal_approver(lambda prompt: _read(inp, out, prompt), out)
+    with Session(settings, bus=bus, approver=approver) as session:
         out.write(f"transcript {session.transcript.path}\n")
         while not should_stop():
             line = _read(inp, out)
@@ -76,13 +78,13 @@ def interactive(
     return EXIT_OK if inp.isatty() else exit_code
 
 
-def _read(inp: TextIO, out: TextIO) -> str | None:
+def _read(inp: TextIO, out: TextIO, prompt: str = "\n› ") -> str | None:
     """One line of input, or None at end of input; Ctrl-C gives an empty line."""
     try:
         if inp.isatty():
             if inp is sys.stdin:
-                return input("\n› ")
-            out.write("\n› ")
+                return input(prompt)
+            out.write(prompt)
             out.flush()
         line = inp.readline()
         return line if line else None
