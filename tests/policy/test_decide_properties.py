@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tether.policy.actions import VERDICTS, Decision, ShellAction, strictest
 from tether.policy.decide import decide
 from tether.policy.rules import RuleSet, RuleSpec, compile_rules
+from tether.policy.shellparse import parse
 
 
 def _load_corpus_module() -> ModuleType:
@@ -129,7 +130,9 @@ def test_a_destructive_part_keeps_its_own_strictness_among_plain_commands(
 @given(subjects)
 def test_wrapping_in_a_substitution_never_lowers_strictness(command: str) -> None:
     # The newline keeps a trailing comment or heredoc from swallowing the `)`; the
-    # space keeps `$((` from reading as arithmetic.
+    # space keeps `$((` from reading as arithmetic. A command that does not parse on
+    # its own (`ls )`) means something else once wrapped, for bash too: skip those.
+    assume(not parse(command).problems)
     wrapped = f'echo "$( {command}\n)"'
     assert strictness(judge(wrapped)) >= strictness(judge(command)), _why(command, wrapped)
 

@@ -18,8 +18,6 @@ __all__ = [
     "HEREDOC",
     "UNQ",
     "Lexed",
-    "ascii_safe",
-    "blank_continuations",
     "heredoc_extent",
     "lex",
     "unescape_backticks",
@@ -279,16 +277,7 @@ def _plain_shape(shape: list[str]) -> bool:
     return True
 
 
-_BLANKS = b" \t\n;&|()<>"
-_SAFE = bytes(range(128)) + bytes(65 + (b % 26) for b in range(128, 256))
 _HEREDOC_WORD = re.compile(rb"[ \t]*((?:[^\s;&|<>()'\"\\]|\\.|'[^']*'?|\"(?:[^\"\\]|\\.)*\"?)*)")
-
-
-def ascii_safe(src: bytes) -> bytes:
-    """Non-ASCII bytes as letters, same length. tree-sitter-bash 0.25 segfaults on `{`
-    followed by some 4-byte UTF-8 characters (upstream issue #337); bash treats
-    non-ASCII bytes as ordinary word characters, so letters parse the same."""
-    return src if src.isascii() else src.translate(_SAFE)
 
 
 def heredoc_extent(src: bytes, at: int, op: str) -> tuple[int, int, bool, int, int]:
@@ -310,20 +299,3 @@ def heredoc_extent(src: bytes, at: int, op: str) -> tuple[int, int, bool, int, i
             return m.end(), eol, quoted, start, end
         pos = end
     return m.end(), eol, quoted, len(src), len(src)
-
-
-def blank_continuations(text: bytes, protected: list[tuple[int, int]]) -> bytes:
-    """`\\<newline>` as two blanks, outside `protected` spans (same length, so offsets
-    hold). The parser glues words split only by one (`r\\<newline>m` is `rm`); a `#`
-    glued that way is inside a word, not a comment (`a\\<newline>#b` is `a#b`)."""
-    out = bytearray(text)
-    for m in re.finditer(rb"(\\+)\n", text):
-        pos = m.end() - 2
-        if len(m[1]) % 2 and not any(a <= pos < b for a, b in protected):
-            out[pos : pos + 2] = b"  "
-            before = pos
-            while text[before - 2 : before] == b"\\\n":
-                before -= 2
-            if text[pos + 2 : pos + 3] == b"#" and before and text[before - 1] not in _BLANKS:
-                out[pos + 2] = ord("_")
-    return bytes(out)
