@@ -14,12 +14,13 @@ import math
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
 
 from tether.errors import ToolError
 from tether.models.base import ToolSpec
+from tether.sandbox.base import Launch
 from tether.sandbox.workspace import Workspace
 
 __all__ = ["Param", "Registry", "Tool", "ToolContext", "tool"]
@@ -27,7 +28,8 @@ __all__ = ["Param", "Registry", "Tool", "ToolContext", "tool"]
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool may use: the workspace, a cancel flag, the child environment."""
+    """What a tool may use: the workspace, a cancel flag, the child environment, and
+    the sandbox every command goes through (None: commands run unconfined)."""
 
     workspace: Workspace
     env: Mapping[str, str]
@@ -35,6 +37,7 @@ class ToolContext:
     bash_timeout: float = 120.0
     output_limit: int = 30_000
     max_timeout: float = 600.0  # the most a model may ask one bash command to run
+    sandbox: Callable[[Sequence[str]], Launch] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether.errors import ToolError
+from tether.sandbox.base import Launch, merged_env
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import check_text
 
@@ -86,7 +87,12 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     capped = limit > ctx.max_timeout
     limit = min(limit, ctx.max_timeout)
     result = run_command(
-        command, cwd=ctx.workspace.root, env=ctx.env, timeout=limit, cancel=ctx.cancel
+        command,
+        cwd=ctx.workspace.root,
+        env=ctx.env,
+        timeout=limit,
+        cancel=ctx.cancel,
+        launcher=ctx.sandbox,
     )
     lines = [result.output.removesuffix("\n") if result.output else "(no output)"]
     if capped:
@@ -129,24 +135,33 @@ def run_command(
     env: Mapping[str, str],
     timeout: float,
     cancel: threading.Event | None = None,
+    launcher: Callable[[Sequence[str]], Launch] | None = None,
 ) -> CommandResult:
-    """Run `command` in a shell in its own process group, bounded in time and memory."""
+    """Run `command` in a shell in its own process group, bounded in time and memory.
+
+    `launcher` (the sandbox) turns the shell's argv into what actually runs.
+    """
     cancel = cancel if cancel is not None else threading.Event()
     if cancel.is_set():
         return CommandResult(output="", exit_code=None, interrupted=True)
     shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
+    argv = [shell, "-c", command]
+    launch = launcher(argv) if launcher is not None else Launch(tuple(argv))
     try:
         proc = subprocess.Popen(
-            [shell, "-c", command],
+            launch.argv,
             cwd=cwd,
-            env=dict(env),
+            env=merged_env(env, launch),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=launch.preexec,
         )
     except OSError as exc:
-        raise ToolError(f"Could not start {shell}: {exc}.") from None
+        if launch.cleanup is not None:
+            launch.cleanup()
+        raise ToolError(f"Could not start {launch.argv[0]}: {exc}.") from None
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -190,6 +205,8 @@ def run_command(
         proc.stdout.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+        if launch.cleanup is not None:
+            launch.cleanup()
     exit_code = proc.returncode if reason in ("", "linger") else None
     return CommandResult(
         output=capture.text(),

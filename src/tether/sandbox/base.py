@@ -1,0 +1,72 @@
+"""The sandbox seam: what a command may touch, and how a backend launches it.
+
+A backend turns a command line and a `SandboxPolicy` into a `Launch`: the argv to
+execute (bwrap wraps it), an optional function run in the child before exec
+(Landlock and seccomp restrict the child itself), extra environment, and cleanup.
+The bash tool runs every command through the chosen backend, so the kernel — not
+the model, and not the permission policy — has the last word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["BACKENDS", "Launch", "Sandbox", "SandboxPolicy", "merged_env", "protected_paths"]
+
+BACKENDS = ("bwrap", "landlock", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """What a sandboxed command may do.
+
+    Writable: the workspace, `tmp` (a private temporary directory, also $TMPDIR) and
+    `writable`; everything else read-only. `readonly` are paths inside the workspace
+    that stay read-only all the same (`.git/hooks`, `.git/config`, `.tether`): a hook
+    planted there would later run outside any sandbox. `network` False means no new
+    inet/inet6 sockets. `max_processes` bounds a fork bomb.
+    """
+
+    workspace: Path
+    tmp: Path
+    writable: tuple[Path, ...] = ()
+    readonly: tuple[Path, ...] = ()
+    network: bool = False
+    max_processes: int = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start one sandboxed command."""
+
+    argv: tuple[str, ...]
+    preexec: Callable[[], None] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    cleanup: Callable[[], None] | None = None
+
+
+class Sandbox(Protocol):
+    """A backend: `probe` says whether it works here, `launch` prepares a command."""
+
+    @property
+    def name(self) -> str: ...
+
+    def probe(self) -> str | None:
+        """None when the backend works on this machine, else why not (one line)."""
+        ...
+
+    def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch: ...
+
+
+def protected_paths(workspace: Path) -> tuple[Path, ...]:
+    """The paths inside a workspace that stay read-only under every backend."""
+    return (workspace / ".git" / "hooks", workspace / ".git" / "config", workspace / ".tether")
+
+
+def merged_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
+    env = dict(base)
+    env.update(launch.env)
+    return env
