@@ -45,6 +45,8 @@ OPENAI_API_KEY), then BASE_URL=, API_KEY=, MODEL= lines in ~/.agents/env; --base
 commands:
   tether demo                          watch a scripted agent fix a bug (no API key needed)
   tether permissions check -- COMMAND  what the permission policy says about a command
+  tether doctor                        sandbox backends, endpoint, paths
+  tether sandbox exec -- COMMAND       run a command exactly as the agent's bash tool would
 """
 
 
@@ -61,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_demo(demo.keep, pause_s=demo.pause)
         if args and args[0] == "permissions":
             return _permissions(_permissions_parser().parse_args(args[1:]))
+        if args and args[0] == "doctor":
+            return _doctor(_doctor_parser().parse_args(args[1:]))
+        if args and args[0] == "sandbox":
+            return _sandbox(_sandbox_parser().parse_args(args[1:]))
         return _run(_parser().parse_args(args), termination)
     except TetherError as exc:
         _error(str(exc))
@@ -140,6 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     _rule_flags(parser)
     parser.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "landlock", "none"),
+        help="what confines the commands the agent runs (default: auto, the strongest that "
+        "works here; none only when you say so)",
+    )
+    parser.add_argument(
+        "--dangerously-skip-sandbox",
+        action="store_true",
+        help="run commands unconfined, even in auto permission mode",
+    )
+    parser.add_argument(
         "--no-stream", action="store_true", help="ask the endpoint for whole responses, not SSE"
     )
     parser.add_argument(
@@ -212,6 +229,74 @@ def _permissions(ns: argparse.Namespace) -> int:
     return check_command(settings, " ".join(ns.command), sys.stdout, as_json=ns.json)
 
 
+def _doctor_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether doctor",
+        description="Report the sandbox backends (works / why not), the one in use, the "
+        "endpoint configuration (without secrets) and the paths in use.",
+    )
+    parser.add_argument("-C", "--workspace", type=Path, help="as if working here")
+    return parser
+
+
+def _doctor(ns: argparse.Namespace) -> int:
+    from tether.config import load_settings
+    from tether.ui.doctor import doctor
+
+    return doctor(
+        load_settings(CliOverrides(workspace=ns.workspace), require_model=False), sys.stdout
+    )
+
+
+def _sandbox_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether sandbox",
+        description="Try the sandbox by hand.",
+        epilog="example: tether sandbox exec -- touch /etc/x   (fails: read-only)",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    run = sub.add_parser(
+        "exec",
+        help="run one command exactly as the agent's bash tool would",
+        description="Run COMMAND exactly as the agent's bash tool would, and exit with its "
+        "exit code (124 on timeout).",
+    )
+    run.add_argument("--workspace", "-C", type=Path, help="the writable workspace (default: here)")
+    run.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help="another writable path (repeatable)",
+    )
+    run.add_argument("--network", choices=("on", "off"), default="off")
+    run.add_argument("--backend", choices=("auto", "bwrap", "landlock", "none"), default="auto")
+    run.add_argument("--timeout", type=_positive(float), default=120.0, metavar="SECONDS")
+    run.add_argument("command", nargs="+", help="the command and its arguments (after --)")
+    return parser
+
+
+def _sandbox(ns: argparse.Namespace) -> int:
+    import shlex
+
+    from tether.config import load_settings
+    from tether.ui.doctor import sandbox_exec
+
+    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    words = ns.command
+    command = words[0] if len(words) == 1 else shlex.join(words)
+    return sandbox_exec(
+        settings,
+        command,
+        backend_name=ns.backend,
+        allow_write=tuple(p.resolve() for p in ns.allow_write),
+        network=ns.network == "on",
+        timeout=float(ns.timeout),
+        out=sys.stdout,
+    )
+
+
 def _demo_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tether demo",
@@ -271,6 +356,8 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         stream=False if ns.no_stream else None,
         allow=tuple(ns.allow),
         deny=tuple(ns.deny),
+        sandbox=ns.sandbox,
+        skip_sandbox=True if ns.dangerously_skip_sandbox else None,
     )
     if ns.task is None:
         if ns.output_format != "text":

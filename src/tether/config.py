@@ -12,15 +12,15 @@ import ipaddress
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from tether.config_files import read_env_file, read_toml
 from tether.errors import ConfigError
-from tether.policy.ruleload import check_rules, flag_specs, toml_specs
+from tether.policy.ruleload import check_rules, flag_specs
 from tether.policy.rules import RuleError, RuleSet, RuleSpec
 
 __all__ = [
@@ -64,6 +64,13 @@ class Settings:
     loop_guard: int = 3
     config_files: tuple[Path, ...] = ()
     rules: RuleSet = field(default_factory=RuleSet)
+    # The sandbox for commands: auto | bwrap | landlock | none.
+    sandbox: str = "auto"
+    skip_sandbox: bool = False  # --dangerously-skip-sandbox
+    sandbox_network: bool = False
+    allow_write: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = ()
+    max_processes: int = 512
 
     def public(self) -> dict[str, Any]:
         """The settings as they may be written to a transcript: no secrets."""
@@ -84,6 +91,12 @@ class Settings:
             "loop_guard": self.loop_guard,
             "config_files": [str(p) for p in self.config_files],
             "rules": [r.label for r in self.rules.rules],
+            "sandbox": self.sandbox,
+            "skip_sandbox": self.skip_sandbox,
+            "sandbox_network": self.sandbox_network,
+            "allow_write": list(self.allow_write),
+            "pass_env": list(self.pass_env),
+            "max_processes": self.max_processes,
         }
 
 
@@ -101,31 +114,11 @@ class CliOverrides:
     stream: bool | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    sandbox: str | None = None
+    skip_sandbox: bool | None = None
 
 
 # TOML keys: section -> key -> (Settings field, type)
-_TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
-    "limits": {
-        "max_turns": ("max_turns", int),
-        "max_tokens": ("max_tokens", int),
-        "timeout": ("timeout", float),
-    },
-    "model": {
-        "stream": ("stream", bool),
-        "request_timeout": ("request_timeout", float),
-        "max_attempts": ("max_attempts", int),
-        "retry_base_delay": ("retry_base_delay", float),
-    },
-    "tools": {
-        "bash_timeout": ("bash_timeout", float),
-        "timeout": ("tool_timeout", float),
-        "output_limit": ("output_limit", int),
-        "loop_guard": ("loop_guard", int),
-    },
-}
-_TOP_LEVEL: dict[str, tuple[str, type]] = {"permission_mode": ("permission_mode", str)}
-
-
 def load_settings(
     overrides: CliOverrides,
     *,
@@ -145,7 +138,7 @@ def load_settings(
     specs: list[RuleSpec] = []
     for path in (config_home / "tether/config.toml", workspace / ".tether/config.toml"):
         if path.is_file():
-            file_values, file_specs = _read_toml(path)
+            file_values, file_specs = read_toml(path)
             values.update(file_values)
             specs += file_specs
             used.append(path)
@@ -155,7 +148,7 @@ def load_settings(
     except RuleError as exc:
         raise ConfigError(f"Bad permission rule: {exc}.") from None
 
-    agents_env = _read_env_file(home_dir / ".agents/env")
+    agents_env = read_env_file(home_dir / ".agents/env")
     base_url = (
         overrides.base_url
         or env.get("TETHER_BASE_URL")
@@ -198,7 +191,15 @@ def load_settings(
             "http://127.0.0.1:11434/v1."
         )
 
-    for name in ("max_turns", "max_tokens", "timeout", "stream", "permission_mode"):
+    for name in (
+        "max_turns",
+        "max_tokens",
+        "timeout",
+        "stream",
+        "permission_mode",
+        "sandbox",
+        "skip_sandbox",
+    ):
         given = getattr(overrides, name)
         if given is not None:
             values[name] = given
@@ -259,6 +260,8 @@ def _clean_key(key: str | None, source: str) -> str | None:
 
 
 def _validate(s: Settings) -> None:
+    if s.sandbox not in ("auto", "bwrap", "landlock", "none"):
+        raise ConfigError(f"Unknown sandbox {s.sandbox!r}; use one of auto, bwrap, landlock, none.")
     if s.permission_mode not in PERMISSION_MODES:
         raise ConfigError(
             f"Unknown permission mode {s.permission_mode!r}; use one of "
@@ -275,6 +278,7 @@ def _validate(s: Settings) -> None:
         "tool timeout": s.tool_timeout,
         "output_limit": s.output_limit,
         "loop_guard": s.loop_guard,
+        "max_processes": s.max_processes,
     }
     for name, value in positive.items():
         if value is not None and not (math.isfinite(value) and value > 0):
@@ -305,72 +309,3 @@ def _is_local(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _read_env_file(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines; `#` comments, `export ` prefixes and quotes allowed."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
-    result: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = line.removeprefix("export ").strip()
-        key, sep, value = line.partition("=")
-        if not sep:
-            continue
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        result[key.strip()] = value
-    return result
-
-
-def _read_toml(path: Path) -> tuple[dict[str, Any], list[RuleSpec]]:
-    """Known keys only: a typo in a config file is an error, not silently ignored."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read {path}: {exc}.") from None
-    values: dict[str, Any] = {}
-    specs: list[RuleSpec] = []
-    for key, value in data.items():
-        if key == "permissions":
-            try:
-                specs += toml_specs(path, text, value)
-            except RuleError as exc:
-                raise ConfigError(f"Bad permission rule: {exc}.") from None
-            continue
-        if key in _TOP_LEVEL:
-            target, kind = _TOP_LEVEL[key]
-            values[target] = _typed(path, key, value, kind)
-            continue
-        section = _TOML_SCHEMA.get(key)
-        if section is None or not isinstance(value, dict):
-            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL, "permissions"]))
-            raise ConfigError(f"{path}: unknown setting {key!r}; known: {known}.")
-        for sub, sub_value in value.items():
-            if sub not in section:
-                known = ", ".join(sorted(section))
-                raise ConfigError(f"{path}: unknown setting [{key}] {sub!r}; known: {known}.")
-            target, kind = section[sub]
-            values[target] = _typed(path, f"[{key}] {sub}", sub_value, kind)
-    return values, specs
-
-
-def _typed(path: Path, name: str, value: Any, kind: type) -> Any:
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(
-            f"{path}: {name} must be {kind.__name__}, got {type(value).__name__} {value!r}."
-        )
-    return value

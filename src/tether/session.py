@@ -8,9 +8,12 @@ syncs the transcript and releases the HTTP client.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 
@@ -24,25 +27,15 @@ from tether.observe.events import EventBus, Notice, PermissionChecked, SessionSt
 from tether.observe.redact import Redactor
 from tether.policy.actions import Decision
 from tether.policy.gate import Approver, Gate
+from tether.sandbox.base import SandboxPolicy, protected_paths
+from tether.sandbox.choose import for_run
+from tether.sandbox.environment import tool_environment
 from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
 
-__all__ = ["SECRET_ENV_VARS", "Session", "tool_environment"]
-
-SECRET_ENV_VARS = ("TETHER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
-
-
-def tool_environment(environ: Mapping[str, str], secrets: tuple[str, ...]) -> dict[str, str]:
-    """The environment tool processes get: no model keys, no pagers, no prompts."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if k not in SECRET_ENV_VARS and not any(s and s == v for s in secrets)
-    }
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TETHER": "1"})
-    return env
+__all__ = ["Session"]
 
 
 class Session:
@@ -61,6 +54,14 @@ class Session:
         that needs approval is refused with an explanation the model can read."""
         self.settings = settings
         self.bus = bus or EventBus()
+        # Decided first: a run that may not start must not leave a transcript behind.
+        self.sandbox, sandbox_notices = for_run(
+            settings.sandbox,
+            settings.home,
+            permission_mode=settings.permission_mode,
+            skip=settings.skip_sandbox,
+        )
+        self._tmp = Path(tempfile.mkdtemp(prefix="tether-tmp-"))
         self.redact = Redactor([settings.api_key])
         self.model = model or _openai_model(settings)
         self.session_id = new_session_id()
@@ -75,6 +76,7 @@ class Session:
                 "model": settings.model,
                 "endpoint": public_endpoint(settings.base_url),
                 "workspace": str(settings.workspace),
+                "sandbox": self.sandbox.name if self.sandbox is not None else "none",
                 "settings": settings.public(),
             },
             self.redact,
@@ -89,9 +91,19 @@ class Session:
             approver=approver,
             on_decision=self._report_decision,
         )
+        policy = SandboxPolicy(
+            workspace=workspace.root,
+            tmp=self._tmp,
+            writable=tuple(Path(p).expanduser() for p in settings.allow_write),
+            readonly=protected_paths(workspace.root),
+            network=settings.sandbox_network,
+            max_processes=settings.max_processes,
+        )
+        sandbox = self.sandbox
         context = ToolContext(
             workspace=workspace,
-            env=tool_environment(env, (settings.api_key or "",)),
+            env=tool_environment(env, secrets=[settings.api_key or ""], pass_env=settings.pass_env),
+            sandbox=None if sandbox is None else partial(sandbox.launch, policy=policy),
             bash_timeout=settings.bash_timeout,
             output_limit=settings.output_limit,
         )
@@ -120,6 +132,8 @@ class Session:
                 self.session_id, settings.model, str(settings.workspace), str(self.transcript.path)
             )
         )
+        for text in sandbox_notices:
+            self.bus.emit(Notice("warning", text))
 
     def run(self, task: str) -> RunResult:
         return self.agent.run(task)
@@ -134,6 +148,7 @@ class Session:
     def close(self) -> None:
         self.transcript.close()
         self.model.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self) -> Session:
         return self

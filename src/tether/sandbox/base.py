@@ -9,12 +9,22 @@ the model, and not the permission policy — has the last word.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["BACKENDS", "Launch", "Sandbox", "SandboxPolicy", "merged_env", "protected_paths"]
+__all__ = [
+    "BACKENDS",
+    "Launch",
+    "Sandbox",
+    "SandboxPolicy",
+    "merged_env",
+    "protected_mounts",
+    "protected_paths",
+]
 
 BACKENDS = ("bwrap", "landlock", "none")
 
@@ -54,6 +64,11 @@ class Sandbox(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def caveat(self) -> str | None:
+        """What the backend cannot enforce here although it works (None: nothing)."""
+        ...
+
     def probe(self) -> str | None:
         """None when the backend works on this machine, else why not (one line)."""
         ...
@@ -62,8 +77,37 @@ class Sandbox(Protocol):
 
 
 def protected_paths(workspace: Path) -> tuple[Path, ...]:
-    """The paths inside a workspace that stay read-only under every backend."""
-    return (workspace / ".git" / "hooks", workspace / ".git" / "config", workspace / ".tether")
+    """The paths inside a workspace that stay read-only under every backend.
+
+    `.tether/` (where project config and permission rules live) and `.git/hooks`
+    (when `.git` is a directory) are created if missing: a path can only be kept
+    read-only while it exists, and one the agent could create could hold a rule
+    that allows everything, or a hook that runs at the user's next commit.
+    """
+    paths = (workspace / ".git" / "hooks", workspace / ".git" / "config", workspace / ".tether")
+    for path in (paths[0], paths[2]):
+        if path.parent.is_dir() and not os.path.lexists(path):
+            with contextlib.suppress(OSError):  # unwritable: nothing can be planted either
+                path.mkdir()
+    return paths
+
+
+def protected_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
+    """(path, writable) to mount over themselves, in order, to keep `readonly` read-only.
+
+    The parent of a protected path (`.git`) is first mounted writable over itself: a
+    mount point cannot be renamed or removed, so `mv .git x && mkdir -p .git/hooks`
+    cannot swap in a directory the agent owns. Only existing paths can be mounted.
+    """
+    mounts: list[tuple[Path, bool]] = []
+    for path in policy.readonly:
+        if not os.path.lexists(path) or path.is_symlink():
+            continue
+        parent = path.parent
+        if parent != policy.workspace and parent.is_dir() and (parent, True) not in mounts:
+            mounts.append((parent, True))
+        mounts.append((path, False))
+    return mounts
 
 
 def merged_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:

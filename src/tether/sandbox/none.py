@@ -13,6 +13,7 @@ class NoSandbox:
     """Runs the command as it is; the private temp dir is still offered as $TMPDIR."""
 
     name = "none"
+    caveat = None
 
     def probe(self) -> str | None:
         return None

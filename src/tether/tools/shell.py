@@ -64,10 +64,11 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     (pass input with flags like `-y`, files or heredocs). The last line reports the
     exit code, a timeout or an interruption; a nonzero exit is shown, not an error.
     The default timeout is 120 s; on timeout the whole process group is killed.
-    If background jobs (`&`) still hold the output open when the shell exits, the
-    command's process group is killed; keep a server running with
-    `nohup cmd > server.log 2>&1 &`. Long output keeps its first and last MiB. For
-    files prefer read_file, list_files, search_files and str_replace.
+    Commands usually run in a sandbox: only the workspace and $TMPDIR are writable,
+    the network is off unless the user allowed it, and every process a command
+    started ends when it does (start a server and query it in the same command). Long output
+    keeps its first and last MiB. For files prefer read_file, list_files,
+    search_files and str_replace.
 
     Args:
         command: The command line, as typed into bash.
@@ -98,11 +99,16 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     if capped:
         lines.append(f"[timeout capped at {ctx.max_timeout:g} s]")
     lines.append(_status_line(result, limit))
-    if result.killed_background:
+    if result.killed_background and ctx.sandbox is None:
         lines.append(
             "[the output was still held open after the shell exited, so the background "
             "processes left in the command's process group were killed; run them as "
             "`nohup cmd > file.log 2>&1 &` to keep them running]"
+        )
+    elif result.killed_background:
+        lines.append(
+            "[background processes were still running when the shell exited; in the "
+            "sandbox nothing outlives its command, so they were killed]"
         )
     if result.output_left_open:
         lines.append(

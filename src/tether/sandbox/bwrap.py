@@ -1,0 +1,84 @@
+"""bubblewrap: the command runs in its own mount, PID and network namespaces.
+
+The host root is mounted read-only, with the workspace, the extra writable paths and
+a private temporary directory (at /tmp) mounted writable on top, and the protected
+paths inside the workspace mounted read-only again on top of that. Because the
+kernel checks the mount a path finally lands on, a symlink or `..` planted in the
+workspace still ends on a read-only mount. The PID namespace dies with bwrap, so
+nothing the command started outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from tether.sandbox.base import Launch, SandboxPolicy, protected_mounts
+from tether.sandbox.limits import ProcessLimits
+
+__all__ = ["BwrapSandbox"]
+
+_PROBE_TIMEOUT = 10.0
+
+
+class BwrapSandbox:
+    name = "bwrap"
+    caveat = None
+
+    def __init__(self, executable: str | None = None) -> None:
+        self._executable = executable
+        self.limits = ProcessLimits()
+
+    def executable(self) -> str | None:
+        return self._executable or shutil.which("bwrap")
+
+    def probe(self) -> str | None:
+        exe = self.executable()
+        if exe is None:
+            return "bwrap is not installed (apt-get install bubblewrap / dnf install bubblewrap)"
+        root = Path.cwd().resolve()
+        policy = SandboxPolicy(workspace=root, tmp=root, readonly=())
+        argv = [*self._options(exe, policy, root), "--", "true"]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{exe} could not run: {exc}"
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            return f"{exe} fails here: {why[-1] if why else f'exit code {done.returncode}'}"
+        return None
+
+    def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch:
+        exe = self.executable()
+        if exe is None:
+            raise OSError("bwrap is not installed")
+        guard = self.limits.guard(policy.max_processes)
+        options = self._options(exe, policy, policy.workspace)
+        return Launch(
+            (*options, "--", *argv),
+            preexec=guard.preexec,
+            env={"TMPDIR": "/tmp"},
+            cleanup=guard.cleanup,
+        )
+
+    def _options(self, exe: str, policy: SandboxPolicy, cwd: Path) -> list[str]:
+        args = [exe, "--die-with-parent", "--new-session"]
+        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if not policy.network:
+            args.append("--unshare-net")
+        if os.geteuid() == 0:
+            args += ["--cap-drop", "ALL"]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--bind", str(policy.tmp), "/tmp"]
+        for path in (policy.workspace, *policy.writable):
+            if path.exists():
+                args += ["--bind", str(path), str(path)]
+        for path, writable in protected_mounts(policy):
+            args += ["--bind" if writable else "--ro-bind", str(path), str(path)]
+        args += ["--chdir", str(cwd)]
+        return args

@@ -1,0 +1,227 @@
+"""Landlock + seccomp: the command restricts itself in the child, before exec.
+
+For machines without bwrap. The parent builds everything — a Landlock ruleset that
+allows writing only beneath the workspace, the private temp directory and the extra
+writable paths (reading and executing stay free), and a seccomp filter refusing
+inet sockets when the network is off — so that the child, between fork and exec,
+only makes system calls: it joins its process-limit cgroup, keeps the protected
+paths read-only with bind mounts in a mount namespace of its own, drops every
+capability, sets no_new_privs, and enforces the ruleset and the filter. Landlock
+cannot deny a subtree of an allowed one, hence the mounts for `.git/hooks` & co.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import struct
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tether.sandbox import linux
+from tether.sandbox.base import Launch, SandboxPolicy, protected_mounts
+from tether.sandbox.limits import ProcessLimits
+from tether.sandbox.seccomp import network_filter
+
+__all__ = ["LandlockSandbox", "abi_version"]
+
+# filesystem rights (the kernel's LANDLOCK_ACCESS_FS_*), and the ABI that added them
+_WRITE_FILE = 1 << 1
+_FILE_WRITES = {_WRITE_FILE: 1, 1 << 14: 3}  # write, truncate
+_DIR_WRITES = {
+    1 << 4: 1, 1 << 5: 1, 1 << 6: 1, 1 << 7: 1, 1 << 8: 1, 1 << 9: 1, 1 << 10: 1,
+    1 << 11: 1, 1 << 12: 1,  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
+    1 << 13: 2,  # refer: rename and link across directories
+}  # fmt: skip
+_NET_TCP = (1 << 0) | (1 << 1)  # bind, connect (ABI 4)
+_SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+_RULE_PATH_BENEATH = 1
+_CREATE_RULESET_VERSION = 1
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
+_SHARED_DIRS = ("/dev/pts", "/dev/shm")  # ptys; POSIX shared memory (multiprocessing)
+_ST_TO_MS = {2: linux.MS_NOSUID, 4: linux.MS_NODEV, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+
+
+def abi_version() -> int:
+    """The Landlock ABI this kernel offers; 0 when it has none (or it is disabled)."""
+    try:
+        return linux.syscall("landlock_create_ruleset", None, 0, _CREATE_RULESET_VERSION)
+    except OSError:
+        return 0
+
+
+def _rights(table: dict[int, int], abi: int) -> int:
+    return sum(bit for bit, since in table.items() if abi >= since)
+
+
+class LandlockSandbox:
+    name = "landlock"
+
+    def __init__(self) -> None:
+        self.limits = ProcessLimits()
+        self._namespaces: str | bool | None = False  # False: not tried yet
+        self._abi = 0
+
+    @property
+    def caveat(self) -> str | None:
+        """What this backend cannot do here, said to the user (None: nothing)."""
+        mode = self._mount_mode()
+        if mode is None:
+            return (
+                "landlock here cannot use a mount namespace, so .git/hooks, .git/config "
+                "and .tether are not kept read-only; install bubblewrap"
+            )
+        return None
+
+    def probe(self) -> str | None:
+        self._abi = abi_version()
+        if self._abi < 1:
+            return "this kernel has no Landlock (needs Linux 5.13+ with landlock in lsm=)"
+        if self._abi < 4 or network_filter() is None:
+            return f"Landlock ABI {self._abi} cannot refuse network access here (needs 4+)"
+        root = Path.cwd().resolve()
+        launch = self.launch(["true"], SandboxPolicy(workspace=root, tmp=root))
+        try:
+            done = subprocess.run(
+                launch.argv, preexec_fn=launch.preexec, capture_output=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"restricting a child failed: {exc}"
+        finally:
+            if launch.cleanup is not None:
+                launch.cleanup()
+        if done.returncode != 0:
+            return f"a restricted `true` exited with {done.returncode}"
+        return None
+
+    def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch:
+        abi = self._abi or abi_version()
+        self._abi = abi
+        ruleset = _ruleset(policy, abi)
+        seccomp = None if policy.network else network_filter()
+        guard = self.limits.guard(policy.max_processes)
+        mounts = self._mount_steps(policy)
+
+        def restrict() -> None:
+            guard.preexec()
+            mounts()
+            linux.drop_capabilities()
+            linux.no_new_privs()
+            linux.syscall("landlock_restrict_self", ruleset, 0)
+            if seccomp is not None:
+                seccomp.install()
+
+        def cleanup() -> None:
+            os.close(ruleset)
+            guard.cleanup()
+
+        env = {"TMPDIR": str(policy.tmp)}
+        return Launch(tuple(argv), preexec=restrict, env=env, cleanup=cleanup)
+
+    def _mount_steps(self, policy: SandboxPolicy) -> Callable[[], None]:
+        """The child's mounts that keep protected paths read-only (or nothing, if it can't)."""
+        mode = self._mount_mode()
+        plan = protected_mounts(policy)
+        if mode is None or not plan:
+            return lambda: None
+        enter = _enter_namespace(mode)
+        private = linux.MS_REC | linux.MS_PRIVATE
+        steps: list[tuple[bytes | None, bytes, int]] = [(None, b"/", private)]
+        for path, writable in plan:
+            target = os.fsencode(path)
+            steps.append((target, target, linux.MS_BIND))
+            if not writable:
+                flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | _locked_flags(path)
+                steps.append((None, target, flags))
+
+        def run() -> None:
+            enter()
+            for source, target, flags in steps:
+                linux.mount(source, target, flags)
+
+        return run
+
+    def _mount_mode(self) -> str | None:
+        """ "root" (unshare a mount namespace), "user" (in a user namespace), or None."""
+        if self._namespaces is False:
+            self._namespaces = None
+            for mode in ("root", "user") if os.geteuid() == 0 else ("user",):
+                enter = _enter_namespace(mode)
+                with contextlib.suppress(OSError, subprocess.SubprocessError):
+                    done = subprocess.run(["true"], preexec_fn=enter, timeout=10, check=False)
+                    if done.returncode == 0:
+                        self._namespaces = mode
+                        break
+        return self._namespaces if isinstance(self._namespaces, str) else None
+
+
+def _enter_namespace(mode: str) -> Callable[[], None]:
+    if mode == "root":
+        return lambda: linux.unshare(linux.CLONE_NEWNS)
+    uid, gid = os.getuid(), os.getgid()
+    writes = (
+        (b"/proc/self/setgroups", b"deny"),
+        (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()),
+        (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()),
+    )
+
+    def enter() -> None:
+        linux.unshare(linux.CLONE_NEWUSER | linux.CLONE_NEWNS)
+        for name, data in writes:
+            fd = os.open(name, os.O_WRONLY)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+    return enter
+
+
+def _locked_flags(path: Path) -> int:
+    """A read-only remount must keep the mount's nosuid/nodev/... or a user namespace refuses."""
+    try:
+        have = os.statvfs(path).f_flag
+    except OSError:
+        return 0
+    return sum(ms for st, ms in _ST_TO_MS.items() if have & st)
+
+
+def _ruleset(policy: SandboxPolicy, abi: int) -> int:
+    """A ruleset fd (close-on-exec) allowing writes only where the policy says."""
+    file_writes = _rights(_FILE_WRITES, abi)
+    dir_writes = file_writes | _rights(_DIR_WRITES, abi)
+    net = 0 if policy.network or abi < 4 else _NET_TCP
+    scoped = 0
+    if abi >= 6:
+        scoped = _SCOPE_SIGNAL | (0 if policy.network else _SCOPE_ABSTRACT_UNIX)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    attr = ctypes.create_string_buffer(struct.pack("=QQQ", dir_writes, net, scoped)[:size], size)
+    fd = linux.syscall("landlock_create_ruleset", ctypes.cast(attr, ctypes.c_void_p), size, 0)
+    try:
+        for path in (policy.workspace, policy.tmp, *policy.writable, *map(Path, _SHARED_DIRS)):
+            _allow(fd, path, dir_writes)
+        for device in _DEVICES:
+            _allow(fd, Path(device), file_writes)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _allow(ruleset: int, path: Path, rights: int) -> None:
+    try:
+        target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a path that does not exist needs no rule
+    try:
+        if not path.is_dir():
+            rights &= _rights(_FILE_WRITES, 99)
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, target), 12)
+        linux.syscall(
+            "landlock_add_rule", ruleset, _RULE_PATH_BENEATH, ctypes.cast(rule, ctypes.c_void_p), 0
+        )
+    finally:
+        os.close(target)

@@ -1,0 +1,174 @@
+"""Process limits: a fork bomb dies inside the sandbox, and nothing outlives a command.
+
+The strong guard is a cgroup of its own per command with a `pids` limit: every
+process the command starts lands in it, a fork bomb hits the ceiling there, and at
+the end everything still in it is killed, including processes that left the
+command's process group (`setsid`, double forks). Where no pids cgroup is writable,
+a non-root user falls back to RLIMIT_NPROC; root has no fallback (the kernel exempts
+it from RLIMIT_NPROC), and `describe` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import resource
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Guard", "ProcessLimits"]
+
+_KILL_PATIENCE = 2.0  # seconds to keep killing what is left in a cgroup
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """What a launch does for its limits: in the child before exec, and afterwards."""
+
+    preexec: Callable[[], None]
+    cleanup: Callable[[], None]
+
+
+class ProcessLimits:
+    """Finds how processes can be bounded here (once), then makes a guard per command."""
+
+    def __init__(self) -> None:
+        self._parent: Path | bool | None = False  # False: not looked yet
+        self._counter = itertools.count()
+
+    def describe(self) -> str:
+        parent = self._cgroup_parent()
+        if parent is not None:
+            return f"pids cgroup under {parent}"
+        if os.geteuid() != 0:
+            return "RLIMIT_NPROC (no writable pids cgroup)"
+        return "none: no writable pids cgroup, and root ignores RLIMIT_NPROC"
+
+    def guard(self, max_processes: int) -> Guard:
+        parent = self._cgroup_parent()
+        if parent is not None:
+            with contextlib.suppress(OSError):
+                return _cgroup_guard(parent, max_processes, next(self._counter))
+        return _rlimit_guard(max_processes)
+
+    def _cgroup_parent(self) -> Path | None:
+        if self._parent is False:
+            self._parent = _writable_pids_cgroup()
+        return self._parent if isinstance(self._parent, Path) else None
+
+
+def _cgroup_guard(parent: Path, max_processes: int, serial: int) -> Guard:
+    group = parent / f"tether-{os.getpid()}-{serial}"
+    group.mkdir()
+    try:
+        (group / "pids.max").write_text(str(max_processes))
+        procs = os.open(group / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        group.rmdir()
+        raise
+
+    def join() -> None:
+        os.write(procs, b"0")  # "0": the writing process itself
+
+    def cleanup() -> None:
+        os.close(procs)
+        _empty(group)
+
+    return Guard(join, cleanup)
+
+
+def _empty(group: Path) -> None:
+    """Kill everything left in `group`, then remove it."""
+    give_up = time.monotonic() + _KILL_PATIENCE
+    while True:
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if not pids:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                return
+        if time.monotonic() > give_up:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+            return
+        time.sleep(0.005)
+
+
+def _rlimit_guard(max_processes: int) -> Guard:
+    """RLIMIT_NPROC counts all the user's processes, so allow what runs now and more."""
+    if os.geteuid() == 0:
+        return Guard(lambda: None, lambda: None)
+    limit = _processes_of(os.getuid()) + max_processes
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+
+    return Guard(apply, lambda: None)
+
+
+def _processes_of(uid: int) -> int:
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        count += 1
+    return count
+
+
+def _writable_pids_cgroup() -> Path | None:
+    """The cgroup we are in, on a hierarchy with the pids controller, if we may add to it."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        ident, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if "pids" in controllers.split(","):
+            root = _mount_point(mounts, "cgroup", "pids")
+        elif ident == "0" and controllers == "":
+            root = _mount_point(mounts, "cgroup2", None)
+        else:
+            continue
+        if root is None:
+            continue
+        here = root / path.lstrip("/")
+        usable = (here / "cgroup.procs").exists() and os.access(here, os.W_OK)
+        if usable and (controllers or _v2_pids_delegated(here)):
+            return here
+    return None
+
+
+def _v2_pids_delegated(here: Path) -> bool:
+    try:
+        return "pids" in (here / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return False
+
+
+def _mount_point(mountinfo: list[str], fstype: str, option: str | None) -> Path | None:
+    for line in mountinfo:
+        left, _, right = line.partition(" - ")
+        fields, extra = left.split(), right.split()
+        if len(fields) < 5 or len(extra) < 3 or extra[0] != fstype:
+            continue
+        if fields[3] != "/":  # a bind of a sub-cgroup: paths in /proc/self/cgroup mislead
+            continue
+        if option is None or option in extra[2].split(","):
+            return Path(fields[4])
+    return None

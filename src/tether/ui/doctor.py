@@ -1,0 +1,113 @@
+"""`tether doctor` and `tether sandbox exec`: see what tether sees, try what it does.
+
+Doctor reports each sandbox backend (works, or why not), the one a run would use,
+the endpoint configuration without secrets, and the paths in use. `sandbox exec`
+runs one command exactly as the agent's `bash` tool would, to try the sandbox by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from functools import partial
+from pathlib import Path
+from typing import TextIO
+
+from tether import __version__
+from tether.config import Settings, public_endpoint
+from tether.errors import ConfigError
+from tether.sandbox.base import SandboxPolicy, protected_paths
+from tether.sandbox.choose import backend, choose
+from tether.sandbox.environment import tool_environment
+from tether.sandbox.landlock import abi_version
+from tether.sandbox.limits import ProcessLimits
+
+__all__ = ["doctor", "sandbox_exec"]
+
+
+def doctor(settings: Settings, out: TextIO) -> int:
+    choice = choose(settings.sandbox, settings.home, refresh=True)
+    w = out.write
+    w(f"tether {__version__} · python {sys.version.split()[0]} at {sys.executable}\n\n")
+    w("sandbox\n")
+    for name, reason in choice.probes.items():
+        w(f"  {name:9} {'works' if reason is None else 'does not work: ' + reason}")
+        if name == "landlock":
+            w(f" (kernel ABI {abi_version()})")
+        caveat = backend(name).caveat if reason is None else None
+        w(f"; but {caveat}\n" if caveat else "\n")
+    if settings.skip_sandbox:
+        chosen = "none (--dangerously-skip-sandbox)"
+    elif choice.sandbox is None:
+        chosen = "none works here: commands would run unconfined"
+    else:
+        chosen = choice.name + (" (asked for: none)" if choice.name == "none" else "")
+    w(f"  {'chosen':9} {chosen}   [setting: {settings.sandbox}]\n")
+    w(f"  {'network':9} {'on' if settings.sandbox_network else 'off'} for commands\n")
+    limit = ProcessLimits().describe()
+    w(f"  {'processes':9} at most {settings.max_processes} per command; enforced by {limit}\n\n")
+    w("endpoint\n")
+    w(f"  base url  {public_endpoint(settings.base_url)}\n")
+    w(f"  model     {settings.model or '(not set: TETHER_MODEL, MODEL= in ~/.agents/env)'}\n")
+    key = "set" if settings.api_key else "not set (TETHER_API_KEY)"
+    w(f"  api key   {key}\n\n")
+    w("paths\n")
+    w(f"  workspace {settings.workspace}\n")
+    sessions = settings.home / "sessions"
+    count = len(list(sessions.glob("*.jsonl"))) if sessions.is_dir() else 0
+    w(f"  state     {settings.home} ({count} sessions)\n")
+    for path in settings.config_files or ():
+        w(f"  config    {path}\n")
+    if not settings.config_files:
+        w("  config    (none: ~/.config/tether/config.toml, .tether/config.toml)\n")
+    w(f"  mode      {settings.permission_mode}; {len(settings.rules.rules)} permission rules\n")
+    return 0
+
+
+def sandbox_exec(
+    settings: Settings,
+    command: str,
+    *,
+    backend_name: str | None,
+    allow_write: tuple[Path, ...],
+    network: bool,
+    timeout: float,
+    out: TextIO,
+) -> int:
+    """Run `command` as the bash tool would; the exit code is the command's."""
+    from tether.tools.shell import run_command
+
+    if backend_name is None or backend_name == "auto":
+        chosen = choose(settings.sandbox, settings.home).sandbox
+        if chosen is None:
+            raise ConfigError("no sandbox works here; see `tether doctor`")
+    else:
+        chosen = backend(backend_name)
+        reason = chosen.probe()
+        if reason is not None:
+            raise ConfigError(f"the {backend_name} sandbox does not work here: {reason}")
+    with tempfile.TemporaryDirectory(prefix="tether-tmp-") as tmp:
+        policy = SandboxPolicy(
+            workspace=settings.workspace,
+            tmp=Path(tmp),
+            writable=allow_write,
+            readonly=protected_paths(settings.workspace),
+            network=network,
+            max_processes=settings.max_processes,
+        )
+        env = tool_environment(os.environ, secrets=[settings.api_key or ""])
+        result = run_command(
+            command,
+            cwd=settings.workspace,
+            env=env,
+            timeout=timeout,
+            launcher=partial(chosen.launch, policy=policy),
+        )
+    out.write(result.output)
+    if result.timed_out:
+        sys.stderr.write(f"tether: timed out after {timeout:g} s; process tree killed\n")
+        return 124
+    if result.exit_code is None:
+        return 1
+    return result.exit_code if result.exit_code >= 0 else 128 - result.exit_code
