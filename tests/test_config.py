@@ -172,3 +172,37 @@ def test_public_endpoint_drops_credentials() -> None:
     assert public_endpoint("https://user:pw@host.example:8443/v1?key=abc") == (
         "https://host.example:8443/v1"
     )
+
+
+def test_sandbox_settings_from_the_user_file(home: Path, tmp_path: Path) -> None:
+    (home / ".config/tether").mkdir(parents=True)
+    (home / ".config/tether/config.toml").write_text(
+        '[sandbox]\nbackend = "landlock"\nnetwork = true\nallow_write = ["~/.cache/pip"]\n'
+        'pass_env = ["GITHUB_TOKEN"]\nmax_processes = 100\n'
+    )
+    env = env_for(home, TETHER_BASE_URL="http://127.0.0.1:1/v1", TETHER_MODEL="m")
+    s = load_settings(CliOverrides(workspace=tmp_path), environ=env)
+    assert (s.sandbox, s.sandbox_network, s.max_processes) == ("landlock", True, 100)
+    assert s.allow_write == ("~/.cache/pip",) and s.pass_env == ("GITHUB_TOKEN",)
+    flagged = load_settings(CliOverrides(workspace=tmp_path, sandbox="bwrap"), environ=env)
+    assert flagged.sandbox == "bwrap"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[sandbox]\nbackend = "none"\n',
+        "[sandbox]\nnetwork = true\n",
+        '[sandbox]\nallow_write = ["/"]\n',
+        '[sandbox]\npass_env = ["AWS_SECRET_ACCESS_KEY"]\n',
+    ],
+)
+def test_a_project_cannot_loosen_its_own_sandbox(home: Path, tmp_path: Path, text: str) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".tether").mkdir(parents=True)
+    (ws / ".tether/config.toml").write_text(text)
+    env = env_for(home, TETHER_BASE_URL="http://127.0.0.1:1/v1", TETHER_MODEL="m")
+    with pytest.raises(ConfigError, match="may not loosen the sandbox"):
+        load_settings(CliOverrides(workspace=ws), environ=env)
+    (ws / ".tether/config.toml").write_text('[sandbox]\nbackend = "bwrap"\nmax_processes = 64\n')
+    assert load_settings(CliOverrides(workspace=ws), environ=env).max_processes == 64

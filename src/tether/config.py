@@ -136,9 +136,12 @@ def load_settings(
     config_home = Path(env.get("XDG_CONFIG_HOME") or home_dir / ".config")
     used: list[Path] = []
     specs: list[RuleSpec] = []
-    for path in (config_home / "tether/config.toml", workspace / ".tether/config.toml"):
+    project = workspace / ".tether/config.toml"
+    for path in (config_home / "tether/config.toml", project):
         if path.is_file():
             file_values, file_specs = read_toml(path)
+            if path == project:
+                _refuse_loosening(path, file_values)
             values.update(file_values)
             specs += file_specs
             used.append(path)
@@ -257,6 +260,27 @@ def _clean_key(key: str | None, source: str) -> str | None:
             "Set it again as plain text."
         )
     return key
+
+
+def _refuse_loosening(path: Path, values: Mapping[str, Any]) -> None:
+    """A repository's own config must not open the sandbox it is confined by: a cloned
+    project could otherwise turn the network on or make your home writable."""
+    loose = [
+        key
+        for key, bad in (
+            ('backend = "none"', values.get("sandbox") == "none"),
+            ("network = true", values.get("sandbox_network") is True),
+            ("allow_write", bool(values.get("allow_write"))),
+            ("pass_env", bool(values.get("pass_env"))),
+        )
+        if bad
+    ]
+    if loose:
+        raise ConfigError(
+            f"{path}: a project's config may not loosen the sandbox ([sandbox] "
+            + ", ".join(loose)
+            + "). Put these in your own ~/.config/tether/config.toml."
+        )
 
 
 def _validate(s: Settings) -> None:

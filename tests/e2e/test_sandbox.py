@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
 
 
@@ -13,8 +15,9 @@ def bash(command: str) -> Turn:
     return Turn(tool_calls=(ScriptedCall("bash", {"command": command}),))
 
 
+@pytest.mark.parametrize("backend", ["auto", "bwrap", "landlock"])
 def test_auto_mode_commands_cannot_write_outside_or_see_keys(
-    run_cli, cli_env, tmp_path: Path, transcript
+    run_cli, cli_env, tmp_path: Path, transcript, backend: str
 ) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -28,7 +31,8 @@ def test_auto_mode_commands_cannot_write_outside_or_see_keys(
     ]
     with ScriptedEndpoint(script) as endpoint:
         env = {**cli_env, "TETHER_BASE_URL": endpoint.url, "OPENAI_API_KEY": "sk-e2e-key-123456"}
-        proc = run_cli(["-p", "go", "--permission-mode", "auto"], cwd=ws, env=env)
+        args = ["-p", "go", "--permission-mode", "auto", "--sandbox", backend]
+        proc = run_cli(args, cwd=ws, env=env)
         result = next(m for m in endpoint.requests[-1].body["messages"] if m["role"] == "tool")
     assert proc.returncode == 0, proc.stderr
     assert not Path(marker).exists()
@@ -36,7 +40,7 @@ def test_auto_mode_commands_cannot_write_outside_or_see_keys(
     assert (ws / "in.txt").read_text() == "inside\n"
     assert "key=\n" in result["content"]  # the variable did not reach the command
     assert "sk-e2e-key" not in result["content"]
-    assert transcript()[0]["sandbox"] == "bwrap"
+    assert transcript()[0]["sandbox"] == ("bwrap" if backend == "auto" else backend)
 
 
 def test_auto_mode_refuses_to_start_without_a_sandbox(run_cli, cli_env, tmp_path: Path) -> None:

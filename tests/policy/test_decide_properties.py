@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tether.policy.actions import VERDICTS, Decision, ShellAction, strictest
@@ -117,6 +117,7 @@ def test_prefixing_a_destructive_part_never_lowers_strictness(
 
 @SETTINGS
 @given(st.sampled_from(PLAIN), separators, st.sampled_from(sorted(set(DESTRUCTIVE) & set(PLAIN))))
+@example("case $(rm x) in *) ;; esac", "||", "{ sudo ls; }")  # tree-sitter loses the `{ }`
 def test_a_destructive_part_keeps_its_own_strictness_among_plain_commands(
     command: str, sep: str, bad: str
 ) -> None:

@@ -57,14 +57,19 @@ def _parse_once(source: str) -> tuple[list[SimpleCommand], list[str]]:
     return [cmd for _, cmd in out], problems
 
 
+_LIST_OPERATORS = re.compile(r"\|\||&&")
 _DANGLING = re.compile(r"(?<!\\)(\|\||&&|\|&|\|)\s*\Z")
 
 
 def _fallback_variants(source: str) -> list[str]:
     """Simpler readings of a script tree-sitter could not read: each line on its own
-    (`echo hi⏎\\sudo ls` is two commands to bash), and `$((` read as `$( (`, a
-    command substitution holding a subshell, as bash reads it when it is no arithmetic."""
+    (`echo hi⏎\\sudo ls` is two commands to bash), `$((` read as `$( (`, a command
+    substitution holding a subshell, as bash reads it when it is no arithmetic, and
+    the pieces between `||` and `&&` (`case … esac||{ sudo ls; }` hides `sudo ls`
+    from tree-sitter). A piece cut inside quotes may read as a command it is not,
+    which can only make the verdict stricter."""
     variants = [line for line in source.split("\n") if line.strip()] if "\n" in source else []
     if "$((" in source:
         variants.append(source.replace("$((", "$( ("))
+    variants += [piece for piece in _LIST_OPERATORS.split(source) if piece.strip()]
     return [v for v in variants if v != source][:50]

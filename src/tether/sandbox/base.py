@@ -2,7 +2,9 @@
 
 A backend turns a command line and a `SandboxPolicy` into a `Launch`: the argv to
 execute (bwrap wraps it), an optional function run in the child before exec
-(Landlock and seccomp restrict the child itself), extra environment, and cleanup.
+(Landlock and seccomp restrict the child itself), file descriptors to hand over, a
+function told the child's pid right after it started (bwrap waits on a pipe until
+the parent has put it in its cgroup), extra environment, and cleanup.
 The bash tool runs every command through the chosen backend, so the kernel — not
 the model, and not the permission policy — has the last word.
 """
@@ -56,6 +58,8 @@ class Launch:
     preexec: Callable[[], None] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     cleanup: Callable[[], None] | None = None
+    pass_fds: tuple[int, ...] = ()
+    started: Callable[[int], None] | None = None
 
 
 class Sandbox(Protocol):

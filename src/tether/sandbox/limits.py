@@ -27,10 +27,13 @@ _KILL_PATIENCE = 2.0  # seconds to keep killing what is left in a cgroup
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """What a launch does for its limits: in the child before exec, and afterwards."""
+    """What a launch does for its limits: in the child before exec (`preexec`), or
+    from the parent on a started process that has not forked yet (`adopt`), and
+    afterwards (`cleanup`)."""
 
     preexec: Callable[[], None]
     cleanup: Callable[[], None]
+    adopt: Callable[[int], None]
 
 
 class ProcessLimits:
@@ -74,11 +77,14 @@ def _cgroup_guard(parent: Path, max_processes: int, serial: int) -> Guard:
     def join() -> None:
         os.write(procs, b"0")  # "0": the writing process itself
 
+    def adopt(pid: int) -> None:
+        os.write(procs, str(pid).encode())
+
     def cleanup() -> None:
         os.close(procs)
         _empty(group)
 
-    return Guard(join, cleanup)
+    return Guard(join, cleanup, adopt)
 
 
 def _empty(group: Path) -> None:
@@ -106,7 +112,7 @@ def _empty(group: Path) -> None:
 def _rlimit_guard(max_processes: int) -> Guard:
     """RLIMIT_NPROC counts all the user's processes, so allow what runs now and more."""
     if os.geteuid() == 0:
-        return Guard(lambda: None, lambda: None)
+        return Guard(lambda: None, lambda: None, lambda _pid: None)
     limit = _processes_of(os.getuid()) + max_processes
     _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if hard != resource.RLIM_INFINITY:
@@ -115,7 +121,10 @@ def _rlimit_guard(max_processes: int) -> Guard:
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
 
-    return Guard(apply, lambda: None)
+    def adopt(pid: int) -> None:
+        resource.prlimit(pid, resource.RLIMIT_NPROC, (limit, limit))
+
+    return Guard(apply, lambda: None, adopt)
 
 
 def _processes_of(uid: int) -> int:

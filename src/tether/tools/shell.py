@@ -163,11 +163,21 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=launch.preexec,
+            pass_fds=launch.pass_fds,
         )
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         if launch.cleanup is not None:
             launch.cleanup()
         raise ToolError(f"Could not start {launch.argv[0]}: {exc}.") from None
+    if launch.started is not None:
+        try:
+            launch.started(proc.pid)
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            if launch.cleanup is not None:
+                launch.cleanup()
+            raise
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -196,8 +206,9 @@ def run_command(
             if now >= deadline:
                 reason = "timeout"
                 break
-            if eof:  # output closed but the shell still runs: just wait
-                cancel.wait(_POLL)
+            if eof:  # output closed but the shell still runs: wait for it, not a fixed tick
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=max(0.0, min(_POLL, deadline - now)))
         if reason:
             killed = _kill_group(proc)
             drain_until = time.monotonic() + _DRAIN
