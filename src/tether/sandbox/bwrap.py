@@ -1,7 +1,7 @@
 """bubblewrap: the command runs in its own mount, PID and network namespaces.
 
 The host root is mounted read-only, with the workspace, the extra writable paths and
-a private temporary directory (at /tmp) mounted writable on top, and the protected
+a private temporary directory ($TMPDIR) mounted writable on top, and the protected
 paths inside the workspace mounted read-only again on top of that. Because the
 kernel checks the mount a path finally lands on, a symlink or `..` planted in the
 workspace still ends on a read-only mount. The PID namespace dies with bwrap, so
@@ -84,7 +84,7 @@ class BwrapSandbox:
 
         return Launch(
             (*options, "--", *argv),
-            env={"TMPDIR": "/tmp"},
+            env={"TMPDIR": str(policy.tmp)},
             cleanup=cleanup,
             pass_fds=(pipes.info_w, pipes.block_r),
             started=started,
@@ -98,8 +98,9 @@ class BwrapSandbox:
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--bind", str(policy.tmp), "/tmp"]
-        for path in (policy.workspace, *policy.writable):
+        # The private temp dir is bound at its own path, not over /tmp: what lies in the
+        # host's /tmp (a venv, a log the user points at) stays readable.
+        for path in (policy.workspace, policy.tmp, *policy.writable):
             if path.exists():
                 args += ["--bind", str(path), str(path)]
         for path, writable in protected_mounts(policy):
