@@ -148,6 +148,8 @@ class Session:
     def close(self) -> None:
         self.transcript.close()
         self.model.close()
+        if self.sandbox is not None:
+            self.sandbox.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self) -> Session:

@@ -41,6 +41,14 @@ def test_auto_mode_commands_cannot_write_outside_or_see_keys(
     assert "key=\n" in result["content"]  # the variable did not reach the command
     assert "sk-e2e-key" not in result["content"]
     assert transcript()[0]["sandbox"] == ("bwrap" if backend == "auto" else backend)
+    # the session removed the cgroups its commands ran in
+    left = [g for g in Path("/sys/fs/cgroup/pids").glob("tether-*") if not _alive(g.name)]
+    assert left == []
+
+
+def _alive(cgroup_name: str) -> bool:
+    pid = cgroup_name.split("-")[1]
+    return Path(f"/proc/{pid}").exists()
 
 
 def test_auto_mode_refuses_to_start_without_a_sandbox(run_cli, cli_env, tmp_path: Path) -> None:

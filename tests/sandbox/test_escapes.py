@@ -31,12 +31,13 @@ BACKENDS = ("bwrap", "landlock")
 
 
 @pytest.fixture(params=BACKENDS)
-def box(request: pytest.FixtureRequest) -> Sandbox:
+def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     sandbox = backend(request.param)
     reason = sandbox.probe()
     if reason is not None:
         pytest.fail(f"the {request.param} sandbox does not work on this machine: {reason}")
-    return sandbox
+    yield sandbox
+    sandbox.close()
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 
 A backend turns a command line and a `SandboxPolicy` into a `Launch`: the argv to
 execute (bwrap wraps it), an optional function run in the child before exec
-(Landlock and seccomp restrict the child itself), file descriptors to hand over, a
-function told the child's pid right after it started (bwrap waits on a pipe until
-the parent has put it in its cgroup), extra environment, and cleanup.
+(Landlock and seccomp restrict the child itself), extra environment, and cleanup.
 The bash tool runs every command through the chosen backend, so the kernel — not
 the model, and not the permission policy — has the last word.
 """
@@ -16,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "BACKENDS",
@@ -58,8 +56,9 @@ class Launch:
     preexec: Callable[[], None] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     cleanup: Callable[[], None] | None = None
-    pass_fds: tuple[int, ...] = ()
-    started: Callable[[int], None] | None = None
+    # Starts the process (the callable does the fork) where it must be born, e.g. on
+    # a thread resident in the command's cgroup; None: start it from here.
+    spawn: Callable[[Callable[[], Any]], Any] | None = None
 
 
 class Sandbox(Protocol):
@@ -78,6 +77,10 @@ class Sandbox(Protocol):
         ...
 
     def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch: ...
+
+    def close(self) -> None:
+        """Release what the backend keeps between commands (cgroups, threads)."""
+        ...
 
 
 def protected_paths(workspace: Path) -> tuple[Path, ...]:

@@ -76,6 +76,9 @@ class LandlockSandbox:
             )
         return None
 
+    def close(self) -> None:
+        self.limits.close()
+
     def probe(self) -> str | None:
         self._abi = abi_version()
         if self._abi < 1:
@@ -93,6 +96,7 @@ class LandlockSandbox:
         finally:
             if launch.cleanup is not None:
                 launch.cleanup()
+            self.limits.close()  # the probe's spawner: a session makes its own
         if done.returncode != 0:
             return f"a restricted `true` exited with {done.returncode}"
         return None
@@ -106,7 +110,8 @@ class LandlockSandbox:
         mounts = self._mount_steps(policy)
 
         def restrict() -> None:
-            guard.preexec()
+            if guard.preexec is not None:
+                guard.preexec()
             mounts()
             linux.drop_capabilities()
             linux.no_new_privs()
@@ -119,7 +124,7 @@ class LandlockSandbox:
             guard.cleanup()
 
         env = {"TMPDIR": str(policy.tmp)}
-        return Launch(tuple(argv), preexec=restrict, env=env, cleanup=cleanup)
+        return Launch(tuple(argv), preexec=restrict, env=env, cleanup=cleanup, spawn=guard.spawn)
 
     def _mount_steps(self, policy: SandboxPolicy) -> Callable[[], None]:
         """The child's mounts that keep protected paths read-only (or nothing, if it can't)."""

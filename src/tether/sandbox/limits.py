@@ -1,9 +1,11 @@
 """Process limits: a fork bomb dies inside the sandbox, and nothing outlives a command.
 
-The strong guard is a cgroup of its own per command with a `pids` limit: every
-process the command starts lands in it, a fork bomb hits the ceiling there, and at
-the end everything still in it is killed, including processes that left the
-command's process group (`setsid`, double forks). Where no pids cgroup is writable,
+The strong guard is a cgroup with a `pids` limit per running command: every process
+the command starts lands in it, a fork bomb hits the ceiling there, and at the end
+everything still in it is killed, including processes that left the command's
+process group (`setsid`, double forks). On cgroup v1 the cgroups are kept and reused
+through resident spawner threads (see `spawner`), since each move into a cgroup is
+slow; on v2 each command gets a fresh one. Where no pids cgroup is writable,
 a non-root user falls back to RLIMIT_NPROC; root has no fallback (the kernel exempts
 it from RLIMIT_NPROC), and `describe` says so.
 """
@@ -15,10 +17,15 @@ import itertools
 import os
 import resource
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
+
+from tether.sandbox.spawner import Spawner
 
 __all__ = ["Guard", "ProcessLimits"]
 
@@ -27,13 +34,15 @@ _KILL_PATIENCE = 2.0  # seconds to keep killing what is left in a cgroup
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """What a launch does for its limits: in the child before exec (`preexec`), or
-    from the parent on a started process that has not forked yet (`adopt`), and
-    afterwards (`cleanup`)."""
+    """What a launch does for its limits: in the child before exec (`preexec`; None
+    when there is nothing to do), and afterwards (`cleanup`). `procs` is the cgroup's
+    `cgroup.procs` when there is one: a launch that would rather not fork the parent
+    with a pre-exec hook can have a tiny shell write its own pid there, then exec."""
 
-    preexec: Callable[[], None]
+    preexec: Callable[[], None] | None
     cleanup: Callable[[], None]
-    adopt: Callable[[int], None]
+    procs: str | None = None
+    spawn: Callable[[Callable[[], Any]], Any] | None = None
 
 
 class ProcessLimits:
@@ -42,6 +51,9 @@ class ProcessLimits:
     def __init__(self) -> None:
         self._parent: Path | bool | None = False  # False: not looked yet
         self._counter = itertools.count()
+        self._lock = threading.Lock()
+        self._spawners: list[Spawner] = []
+        self._free: list[Spawner] = []
 
     def describe(self) -> str:
         parent = self._cgroup_parent()
@@ -53,15 +65,53 @@ class ProcessLimits:
 
     def guard(self, max_processes: int) -> Guard:
         parent = self._cgroup_parent()
+        if parent is not None and (parent / "tasks").exists():  # v1: threads placed singly
+            with contextlib.suppress(OSError):
+                spawner = self._borrow(parent)
+                spawner.set_limit(max_processes)
+                return Guard(None, partial(self._give_back, spawner), spawn=spawner.run)
         if parent is not None:
             with contextlib.suppress(OSError):
                 return _cgroup_guard(parent, max_processes, next(self._counter))
         return _rlimit_guard(max_processes)
 
+    def close(self) -> None:
+        """Remove the cgroups of the spawners (their threads leave them first)."""
+        with self._lock:
+            spawners, self._spawners, self._free = self._spawners, [], []
+        for spawner in spawners:
+            spawner.close()
+
+    def _borrow(self, parent: Path) -> Spawner:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            if not self._spawners:
+                _sweep_stale(parent)
+        spawner = Spawner(parent / f"tether-{os.getpid()}-spawner{next(self._counter)}")
+        with self._lock:
+            self._spawners.append(spawner)
+        return spawner
+
+    def _give_back(self, spawner: Spawner) -> None:
+        spawner.empty()
+        with self._lock:
+            if spawner in self._spawners:
+                self._free.append(spawner)
+
     def _cgroup_parent(self) -> Path | None:
         if self._parent is False:
             self._parent = _writable_pids_cgroup()
         return self._parent if isinstance(self._parent, Path) else None
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Empty cgroups left by a tether that died without closing: remove them."""
+    for group in parent.glob("tether-*-*"):
+        pid = group.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
 def _cgroup_guard(parent: Path, max_processes: int, serial: int) -> Guard:
@@ -77,14 +127,11 @@ def _cgroup_guard(parent: Path, max_processes: int, serial: int) -> Guard:
     def join() -> None:
         os.write(procs, b"0")  # "0": the writing process itself
 
-    def adopt(pid: int) -> None:
-        os.write(procs, str(pid).encode())
-
     def cleanup() -> None:
         os.close(procs)
         _empty(group)
 
-    return Guard(join, cleanup, adopt)
+    return Guard(join, cleanup, str(group / "cgroup.procs"))
 
 
 def _empty(group: Path) -> None:
@@ -106,13 +153,13 @@ def _empty(group: Path) -> None:
             with contextlib.suppress(OSError):
                 group.rmdir()
             return
-        time.sleep(0.005)
+        time.sleep(0.001)
 
 
 def _rlimit_guard(max_processes: int) -> Guard:
     """RLIMIT_NPROC counts all the user's processes, so allow what runs now and more."""
     if os.geteuid() == 0:
-        return Guard(lambda: None, lambda: None, lambda _pid: None)
+        return Guard(None, lambda: None)
     limit = _processes_of(os.getuid()) + max_processes
     _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if hard != resource.RLIM_INFINITY:
@@ -121,10 +168,7 @@ def _rlimit_guard(max_processes: int) -> Guard:
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
 
-    def adopt(pid: int) -> None:
-        resource.prlimit(pid, resource.RLIMIT_NPROC, (limit, limit))
-
-    return Guard(apply, lambda: None, adopt)
+    return Guard(apply, lambda: None)
 
 
 def _processes_of(uid: int) -> int:

@@ -18,5 +18,8 @@ class NoSandbox:
     def probe(self) -> str | None:
         return None
 
+    def close(self) -> None:
+        pass
+
     def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch:
         return Launch(tuple(argv), env={"TMPDIR": str(policy.tmp)})

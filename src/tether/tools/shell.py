@@ -153,8 +153,9 @@ def run_command(
     shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
     argv = [shell, "-c", command]
     launch = launcher(argv) if launcher is not None else Launch(tuple(argv))
-    try:
-        proc = subprocess.Popen(
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             launch.argv,
             cwd=cwd,
             env=merged_env(env, launch),
@@ -163,21 +164,14 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=launch.preexec,
-            pass_fds=launch.pass_fds,
         )
+
+    try:
+        proc: subprocess.Popen[bytes] = start() if launch.spawn is None else launch.spawn(start)
     except (OSError, subprocess.SubprocessError) as exc:
         if launch.cleanup is not None:
             launch.cleanup()
         raise ToolError(f"Could not start {launch.argv[0]}: {exc}.") from None
-    if launch.started is not None:
-        try:
-            launch.started(proc.pid)
-        except BaseException:
-            _kill_group(proc)
-            proc.wait()
-            if launch.cleanup is not None:
-                launch.cleanup()
-            raise
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)

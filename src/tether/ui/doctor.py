@@ -97,13 +97,16 @@ def sandbox_exec(
             max_processes=settings.max_processes,
         )
         env = tool_environment(os.environ, secrets=[settings.api_key or ""])
-        result = run_command(
-            command,
-            cwd=settings.workspace,
-            env=env,
-            timeout=timeout,
-            launcher=partial(chosen.launch, policy=policy),
-        )
+        try:
+            result = run_command(
+                command,
+                cwd=settings.workspace,
+                env=env,
+                timeout=timeout,
+                launcher=partial(chosen.launch, policy=policy),
+            )
+        finally:
+            chosen.close()
     out.write(result.output)
     if result.timed_out:
         sys.stderr.write(f"tether: timed out after {timeout:g} s; process tree killed\n")
