@@ -94,7 +94,9 @@ class Session:
         policy = SandboxPolicy(
             workspace=workspace.root,
             tmp=self._tmp,
-            writable=tuple(Path(p).expanduser() for p in settings.allow_write),
+            writable=tuple(
+                (workspace.root / Path(p).expanduser()).resolve() for p in settings.allow_write
+            ),
             readonly=protected_paths(workspace.root),
             network=settings.sandbox_network,
             max_processes=settings.max_processes,

@@ -42,7 +42,7 @@ class BwrapSandbox:
         exe = self.executable()
         if exe is None:
             return "bwrap is not installed (apt-get install bubblewrap / dnf install bubblewrap)"
-        root = Path.cwd().resolve()
+        root = Path("/")  # not the cwd: it may be gone, or unreadable
         policy = SandboxPolicy(workspace=root, tmp=root, readonly=())
         argv = [*self._options(exe, policy, root), "--", "true"]
         try:

@@ -85,7 +85,7 @@ class LandlockSandbox:
             return "this kernel has no Landlock (needs Linux 5.13+ with landlock in lsm=)"
         if self._abi < 4 or network_filter() is None:
             return f"Landlock ABI {self._abi} cannot refuse network access here (needs 4+)"
-        root = Path.cwd().resolve()
+        root = Path("/")  # not the cwd: it may be gone, or unreadable
         launch = self.launch(["true"], SandboxPolicy(workspace=root, tmp=root))
         try:
             done = subprocess.run(

@@ -96,7 +96,9 @@ def sandbox_exec(
             network=network,
             max_processes=settings.max_processes,
         )
-        env = tool_environment(os.environ, secrets=[settings.api_key or ""])
+        env = tool_environment(
+            os.environ, secrets=[settings.api_key or ""], pass_env=settings.pass_env
+        )
         try:
             result = run_command(
                 command,
