@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -311,3 +312,49 @@ def test_other_processes_secrets_cannot_be_read(box: Sandbox, base: Path) -> Non
     finally:
         victim.kill()
         victim.wait()
+
+
+def _unix_server(path: Path) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    return server
+
+
+CONNECT = (
+    f"{sys.executable} -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); "
+    's.connect(sys.argv[1]); print("connected")\' {path}'
+)
+
+
+def test_host_sockets_are_hidden(box: Sandbox, base: Path) -> None:
+    """A session bus, a container engine or an X server would run things outside."""
+    user_dir = Path("/run/user") / f"tether-test-{uuid.uuid4().hex[:8]}"
+    user_dir.mkdir(parents=True)
+    bus = _unix_server(user_dir / "bus")
+    own = base / "sockets"
+    own.mkdir()
+    engine = _unix_server(own / "engine.sock")
+    try:
+        ws = base / "ws"
+        # the control: outside the sandbox both connect
+        for path in (user_dir / "bus", own / "engine.sock"):
+            plain = subprocess.run(CONNECT.format(path=path), shell=True, capture_output=True)
+            assert plain.stdout == b"connected\n", plain.stderr
+        default = run(box, ws, CONNECT.format(path=user_dir / "bus"), network=True)
+        assert "connected" not in default.output and default.exit_code != 0, default.output
+        tmp = ws.parent / "private-tmp"
+        tmp.mkdir(exist_ok=True)
+        policy = SandboxPolicy(workspace=ws, tmp=tmp, network=True, hidden=(own / "engine.sock",))
+        hidden = run_command(
+            CONNECT.format(path=own / "engine.sock"),
+            cwd=ws,
+            env=tool_environment(os.environ),
+            timeout=30,
+            launcher=partial(box.launch, policy=policy),
+        )
+        assert "connected" not in hidden.output and hidden.exit_code != 0, hidden.output
+    finally:
+        bus.close()
+        engine.close()
+        shutil.rmtree(user_dir, ignore_errors=True)

@@ -21,12 +21,24 @@ __all__ = [
     "Launch",
     "Sandbox",
     "SandboxPolicy",
+    "hidden_mounts",
     "merged_env",
     "protected_mounts",
     "protected_paths",
 ]
 
 BACKENDS = ("bwrap", "landlock", "none")
+DEFAULT_HIDDEN = (
+    "/run/user",  # session buses, user systemd, podman, ssh/gpg agents, wayland, pulse
+    "/run/dbus",  # the system bus
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/systemd/private",
+    "/var/run/docker.sock",
+    "/var/run/dbus",
+    "/tmp/.X11-unix",  # an X server takes keystrokes for any terminal on screen
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +49,10 @@ class SandboxPolicy:
     `writable`; everything else read-only. `readonly` are paths inside the workspace
     that stay read-only all the same (`.git/hooks`, `.git/config`, `.tether`): a hook
     planted there would later run outside any sandbox. `network` False means no new
-    inet/inet6 sockets. `max_processes` bounds a fork bomb.
+    inet/inet6 sockets. `max_processes` bounds a fork bomb. `hidden` are covered with
+    an empty directory (or /dev/null): sockets a read-only mount does not stop, since
+    connecting to a Unix socket is not a write — a session bus can start programs
+    outside any sandbox (`systemd-run --user`), a container engine or an X server too.
     """
 
     workspace: Path
@@ -46,6 +61,7 @@ class SandboxPolicy:
     readonly: tuple[Path, ...] = ()
     network: bool = False
     max_processes: int = 512
+    hidden: tuple[Path, ...] = tuple(map(Path, DEFAULT_HIDDEN))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +137,19 @@ def merged_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
     env = dict(base)
     env.update(launch.env)
     return env
+
+
+def hidden_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
+    """(path, is_directory) of the existing `hidden` paths, symlinks resolved, skipping
+    any that holds or lies in a writable path (hiding it would hide the workspace)."""
+    keep = (policy.workspace, policy.tmp, *policy.writable)
+    found: list[tuple[Path, bool]] = []
+    for raw in policy.hidden:
+        try:
+            path = raw.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        clash = any(path == k or path in k.parents or k in path.parents for k in keep)
+        if not clash and all(path != seen for seen, _ in found):
+            found.append((path, path.is_dir()))
+    return found

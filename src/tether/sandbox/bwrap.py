@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.sandbox.base import Launch, SandboxPolicy, protected_mounts
+from tether.sandbox.base import Launch, SandboxPolicy, hidden_mounts, protected_mounts
 from tether.sandbox.limits import ProcessLimits
 
 __all__ = ["BwrapSandbox"]
@@ -87,6 +87,8 @@ class BwrapSandbox:
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for path, is_dir in hidden_mounts(policy):
+            args += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
         # The private temp dir is bound at its own path, not over /tmp: what lies in the
         # host's /tmp (a venv, a log the user points at) stays readable.
         for path in (policy.workspace, policy.tmp, *policy.writable):

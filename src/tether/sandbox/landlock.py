@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tether.sandbox import linux
-from tether.sandbox.base import Launch, SandboxPolicy, protected_mounts
+from tether.sandbox.base import Launch, SandboxPolicy, hidden_mounts, protected_mounts
 from tether.sandbox.limits import ProcessLimits
 from tether.sandbox.seccomp import network_filter
 
@@ -72,7 +72,8 @@ class LandlockSandbox:
         if mode is None:
             return (
                 "landlock here cannot use a mount namespace, so .git/hooks, .git/config "
-                "and .tether are not kept read-only; install bubblewrap"
+                "and .tether are not kept read-only, and sockets such as the session bus "
+                "are not hidden; install bubblewrap"
             )
         return None
 
@@ -130,22 +131,30 @@ class LandlockSandbox:
         """The child's mounts that keep protected paths read-only (or nothing, if it can't)."""
         mode = self._mount_mode()
         plan = protected_mounts(policy)
-        if mode is None or not plan:
+        hide = hidden_mounts(policy)
+        if mode is None or not (plan or hide):
             return lambda: None
         enter = _enter_namespace(mode)
         private = linux.MS_REC | linux.MS_PRIVATE
-        steps: list[tuple[bytes | None, bytes, int]] = [(None, b"/", private)]
+        steps: list[tuple[bytes | None, bytes, int, bytes | None, bytes | None]]
+        steps = [(None, b"/", private, None, None)]
+        sealed = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+        for path, is_dir in hide:
+            if is_dir:
+                steps.append((b"tmpfs", os.fsencode(path), sealed, b"tmpfs", b"size=4k,mode=755"))
+            else:
+                steps.append((b"/dev/null", os.fsencode(path), linux.MS_BIND, None, None))
         for path, writable in plan:
             target = os.fsencode(path)
-            steps.append((target, target, linux.MS_BIND))
+            steps.append((target, target, linux.MS_BIND, None, None))
             if not writable:
                 flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | _locked_flags(path)
-                steps.append((None, target, flags))
+                steps.append((None, target, flags, None, None))
 
         def run() -> None:
             enter()
-            for source, target, flags in steps:
-                linux.mount(source, target, flags)
+            for source, target, flags, fstype, data in steps:
+                linux.mount(source, target, flags, fstype, data)
 
         return run
 

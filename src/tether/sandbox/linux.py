@@ -17,6 +17,7 @@ __all__ = [
     "CLONE_NEWUSER",
     "MS_BIND",
     "MS_NODEV",
+    "MS_NOEXEC",
     "MS_NOSUID",
     "MS_PRIVATE",
     "MS_RDONLY",
@@ -47,6 +48,7 @@ CLONE_NEWUSER = 0x10000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
@@ -83,8 +85,14 @@ def unshare(flags: int) -> None:
     _check(libc().unshare(ctypes.c_int(flags)))
 
 
-def mount(source: bytes | None, target: bytes, flags: int) -> None:
-    _check(libc().mount(source, target, None, ctypes.c_ulong(flags), None))
+def mount(
+    source: bytes | None,
+    target: bytes,
+    flags: int,
+    fstype: bytes | None = None,
+    data: bytes | None = None,
+) -> None:
+    _check(libc().mount(source, target, fstype, ctypes.c_ulong(flags), data))
 
 
 def no_new_privs() -> None:
