@@ -358,3 +358,19 @@ def test_host_sockets_are_hidden(box: Sandbox, base: Path) -> None:
         bus.close()
         engine.close()
         shutil.rmtree(user_dir, ignore_errors=True)
+
+
+def test_bwrap_loopback_works_inside_a_command_with_the_network_off(base: Path) -> None:
+    """Tests that start a server and query it in one command keep working (bwrap; the
+    Landlock backend refuses inet sockets altogether)."""
+    box = backend("bwrap")
+    try:
+        result = run(
+            box,
+            base / "ws",
+            f'{sys.executable} -c \'import socket; s = socket.create_server(("127.0.0.1", 0)); '
+            'socket.create_connection(s.getsockname()); print("loopback ok")\'',
+        )
+    finally:
+        box.close()
+    assert result.output.strip() == "loopback ok", result.output

@@ -64,8 +64,9 @@ class BwrapSandbox:
         exe = self.executable()
         if exe is None:
             raise OSError("bwrap is not installed")
-        guard = self.limits.guard(policy.max_processes)
-        command = (*self._options(exe, policy, policy.workspace), "--", *argv)
+        guard = self.limits.guard(policy.max_processes, offline=not policy.network)
+        options = self._options(exe, policy, policy.workspace, offline=guard.offline)
+        command = (*options, "--", *argv)
         preexec = guard.preexec
         if guard.procs is not None:
             join = 'echo $$ > "$0" && exec "$@"'
@@ -79,10 +80,15 @@ class BwrapSandbox:
             spawn=guard.spawn,
         )
 
-    def _options(self, exe: str, policy: SandboxPolicy, cwd: Path) -> list[str]:
-        args = [exe, "--die-with-parent", "--new-session"]
-        args += ["--unshare-pid", "--unshare-ipc"]  # (uts, cgroup: nothing to hide without caps)
-        if not policy.network:
+    def _options(
+        self, exe: str, policy: SandboxPolicy, cwd: Path, *, offline: bool = False
+    ) -> list[str]:
+        """`offline`: bwrap starts in a network and IPC namespace of the session's already
+        (see `spawner`), so it need not build new ones for every command."""
+        args = [exe, "--die-with-parent", "--new-session", "--unshare-pid"]
+        if not offline:  # (uts, cgroup: nothing to hide without capabilities)
+            args.append("--unshare-ipc")
+        if not policy.network and not offline:
             args.append("--unshare-net")
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]

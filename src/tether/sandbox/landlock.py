@@ -107,7 +107,7 @@ class LandlockSandbox:
         self._abi = abi
         ruleset = _ruleset(policy, abi)
         seccomp = None if policy.network else network_filter()
-        guard = self.limits.guard(policy.max_processes)
+        guard = self.limits.guard(policy.max_processes, offline=not policy.network)
         mounts = self._mount_steps(policy)
 
         def restrict() -> None:

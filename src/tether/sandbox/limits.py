@@ -43,6 +43,7 @@ class Guard:
     cleanup: Callable[[], None]
     procs: str | None = None
     spawn: Callable[[Callable[[], Any]], Any] | None = None
+    offline: bool = False  # what `spawn` starts is already in a namespace without network
 
 
 class ProcessLimits:
@@ -53,7 +54,7 @@ class ProcessLimits:
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._spawners: list[Spawner] = []
-        self._free: list[Spawner] = []
+        self._free: dict[bool, list[Spawner]] = {True: [], False: []}
 
     def describe(self) -> str:
         parent = self._cgroup_parent()
@@ -63,13 +64,15 @@ class ProcessLimits:
             return "RLIMIT_NPROC (no writable pids cgroup)"
         return "none: no writable pids cgroup, and root ignores RLIMIT_NPROC"
 
-    def guard(self, max_processes: int) -> Guard:
+    def guard(self, max_processes: int, *, offline: bool = False) -> Guard:
+        """`offline`: prefer a spawner without network (the guard says if it got one)."""
         parent = self._cgroup_parent()
         if parent is not None and (parent / "tasks").exists():  # v1: threads placed singly
             with contextlib.suppress(OSError):
-                spawner = self._borrow(parent)
+                spawner = self._borrow(parent, offline)
                 spawner.set_limit(max_processes)
-                return Guard(None, partial(self._give_back, spawner), spawn=spawner.run)
+                give_back = partial(self._give_back, spawner)
+                return Guard(None, give_back, spawn=spawner.run, offline=spawner.offline)
         if parent is not None:
             with contextlib.suppress(OSError):
                 return _cgroup_guard(parent, max_processes, next(self._counter))
@@ -78,17 +81,24 @@ class ProcessLimits:
     def close(self) -> None:
         """Remove the cgroups of the spawners (their threads leave them first)."""
         with self._lock:
-            spawners, self._spawners, self._free = self._spawners, [], []
+            spawners, self._spawners = self._spawners, []
+            self._free = {True: [], False: []}
         for spawner in spawners:
             spawner.close()
 
-    def _borrow(self, parent: Path) -> Spawner:
+    def _borrow(self, parent: Path, offline: bool) -> Spawner:
         with self._lock:
-            if self._free:
-                return self._free.pop()
+            if self._free[offline]:
+                return self._free[offline].pop()
             if not self._spawners:
                 _sweep_stale(parent)
-        spawner = Spawner(parent / f"tether-{os.getpid()}-spawner{next(self._counter)}")
+        group = parent / f"tether-{os.getpid()}-spawner{next(self._counter)}"
+        try:
+            spawner = Spawner(group, offline=offline)
+        except OSError:
+            if not offline:
+                raise
+            spawner = Spawner(group)  # no namespaces for threads here: the launch adds them
         with self._lock:
             self._spawners.append(spawner)
         return spawner
@@ -97,7 +107,7 @@ class ProcessLimits:
         spawner.empty()
         with self._lock:
             if spawner in self._spawners:
-                self._free.append(spawner)
+                self._free[spawner.offline].append(spawner)
 
     def _cgroup_parent(self) -> Path | None:
         if self._parent is False:

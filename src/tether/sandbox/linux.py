@@ -13,6 +13,8 @@ import platform
 from functools import cache
 
 __all__ = [
+    "CLONE_NEWIPC",
+    "CLONE_NEWNET",
     "CLONE_NEWNS",
     "CLONE_NEWUSER",
     "MS_BIND",
@@ -44,7 +46,9 @@ _NUMBERS = {
 SYS: dict[str, int] = _NUMBERS.get(platform.machine(), {})
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4

@@ -12,14 +12,19 @@ own thread is killed, and the spawner is free for the next command.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import signal
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from tether.sandbox import linux
 
 __all__ = ["Spawner"]
 
@@ -30,8 +35,12 @@ _KILL_PATIENCE = 2.0  # seconds to keep killing what is left after a command
 class Spawner:
     """One cgroup (v1, pids) with one resident thread that forks commands into it."""
 
-    def __init__(self, group: Path) -> None:
+    def __init__(self, group: Path, *, offline: bool = False) -> None:
+        """`offline`: the thread also moves into a network and IPC namespace of its own
+        (with only loopback, up), so what it starts has no network without paying for
+        a new namespace per command; network and IPC namespaces are per thread."""
         self.group = group
+        self.offline = offline
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event] | None]
         self._jobs = queue.SimpleQueue()
         group.mkdir()
@@ -93,8 +102,11 @@ class Spawner:
         tid = str(threading.get_native_id())
         try:
             (self.group / "tasks").write_text(tid)
-        except OSError as exc:
-            failure.append(exc)
+            if self.offline:
+                linux.unshare(linux.CLONE_NEWNET | linux.CLONE_NEWIPC)
+                _loopback_up()
+        except Exception as exc:  # whatever it is, the caller must hear of it, not hang
+            failure.append(exc if isinstance(exc, OSError) else OSError(str(exc)))
             ready.set()
             return
         ready.set()
@@ -109,3 +121,12 @@ class Spawner:
         finally:
             with contextlib.suppress(OSError):
                 (self.group.parent / "tasks").write_text(tid)
+
+
+def _loopback_up() -> None:
+    """A fresh network namespace has `lo` down: 127.0.0.1 would not even reach itself."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, siocgifflags, request))[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
