@@ -1,9 +1,11 @@
 """`str_replace`: edit a file by replacing one exact, unique piece of text.
 
-Exactness is the point: the model must quote the file as it is, so an edit never
-lands somewhere unintended. When the quote does not match, the error shows the
-closest region with line numbers and names the likely cause (indentation, line
-numbers pasted from read_file), so the next attempt can succeed. Everything the
+An edit must land exactly where the model meant. The quote is found exactly, or
+else by the tolerant stages of `edit_match` (trailing whitespace, indentation,
+punctuation), and more than one match at a stage is always an error. When nothing
+matches, the error shows the closest region with line numbers and names the likely
+cause (indentation, line numbers pasted from read_file), so the next attempt can
+succeed. Everything the
 model does not mean to change is kept: BOM, encoding, CRLF, mode, final newline.
 The search for the closest region lives in `closest_match.py`.
 """
@@ -16,6 +18,7 @@ import threading
 
 from tether.errors import ToolError
 from tether.tools.closest_match import closest_window, squash
+from tether.tools.edit_match import STAGES, find, reindent
 from tether.tools.files import regular_file, shown_path
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
@@ -42,11 +45,13 @@ def str_replace(
 ) -> str:
     """Edit a file by replacing an exact piece of text with new text.
 
-    `old_str` must match the file exactly, whitespace and indentation included, and
-    occur exactly once unless replace_all is true: include enough surrounding lines
-    to make it unique. Copy the text from read_file output without the line-number
-    prefix. Line endings are handled for you (send LF; each line keeps its CRLF or
-    LF ending). To create a file or rewrite it entirely use write_file.
+    Quote `old_str` from the file exactly, and include enough surrounding lines that
+    it occurs once (or set replace_all). If no exact match exists, whole lines are
+    matched ignoring trailing whitespace, then indentation (new_str is re-indented to
+    match), then curly quotes, dashes and special spaces; a match that is not unique
+    is an error naming its lines, never a guess. Copy text from read_file output
+    without the line-number prefix. Line endings are handled for you (send LF; each
+    line keeps its CRLF or LF ending). To create or rewrite a file use write_file.
 
     Args:
         path: File path, relative to the workspace root.
@@ -74,7 +79,8 @@ def str_replace(
     if _lf(old_str) == _lf(new_str):
         raise ToolError("old_str and new_str are identical; there is nothing to change.")
 
-    spans = locate(text, old_str)
+    found = find(text, old_str, locate)
+    spans = [(span.start, span.end) for span in found.spans]
     if not spans:
         message = _no_match_message(rel, printable(text), old_str, ctx.cancel)
         if original.lossy:
@@ -83,20 +89,25 @@ def str_replace(
                 "and cannot be matched, so quote text that avoids them."
             )
         raise ToolError(message)
+    how = "" if found.stage == 0 else f" (matched {STAGES[found.stage]})"
     if len(spans) > 1 and not replace_all:
-        lines = [_line_of(text, start) for start, _ in spans]
+        lines = [span.line for span in found.spans]
         raise ToolError(
             f"old_str occurs {len(spans)} times in {rel} (starting at lines "
-            f"{_join_numbers(lines)}). Add surrounding lines to old_str so it matches "
+            f"{_join_numbers(lines)}){how}. Add surrounding lines to old_str so it matches "
             "exactly one place, or set replace_all=true to replace every occurrence."
         )
 
+    indents = {(span.start, span.end): span.indent for span in found.spans}
     chosen = _non_overlapping(spans) if replace_all else spans[:1]
     pieces: list[str] = []
     done = 0
     for start, end in chosen:
         newline = _newline_around(text, start, end, original.newline)
-        pieces += [text[done:start], to_newline(new_str, newline)]
+        replacement = new_str
+        if found.stage >= 2:  # indentation was ignored: shift new_str as old_str was shifted
+            replacement = reindent(new_str, old_str, indents[(start, end)])
+        pieces += [text[done:start], to_newline(replacement, newline)]
         done = end
     pieces.append(text[done:])
     updated = _keep_final_newline(text, "".join(pieces))
@@ -110,7 +121,7 @@ def str_replace(
     new = _lf(new_str)
     changed_lines = max(new.count("\n") + (0 if new.endswith("\n") else 1), 1)
     what = "1 occurrence" if count == 1 else f"{count} occurrences"
-    head = f"Replaced {what} in {rel}"
+    head = f"Replaced {what} in {rel}{how}"
     if count > 1:
         head += f" (first at line {first})"
     snippet = _snippet(updated, first, first + changed_lines - 1)
