@@ -1,0 +1,28 @@
+"""Applying patches: validated whole in memory, then written to every file at once.
+
+Two formats, detected from the text: the `*** Begin Patch` envelope and unified
+diffs (`git diff`). `parse` turns either into a `Patch`; `plan` checks it against
+the files and returns each file's final bytes; `commit` writes them all or none.
+`apply_patch_text` does all three.
+"""
+
+from __future__ import annotations
+
+from tether.patch.apply import FileResult, Summary, apply_patch_text, plan
+from tether.patch.atomic import PlannedWrite, commit
+from tether.patch.model import FileChange, Hunk, Patch, PatchError
+from tether.patch.parse import parse
+
+__all__ = [
+    "FileChange",
+    "FileResult",
+    "Hunk",
+    "Patch",
+    "PatchError",
+    "PlannedWrite",
+    "Summary",
+    "apply_patch_text",
+    "commit",
+    "parse",
+    "plan",
+]
