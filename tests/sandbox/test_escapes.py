@@ -79,9 +79,14 @@ def run(
     )
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
+def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Content, mode and mtime of everything outside the workspace."""
     return {
-        str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>"
+        str(p.relative_to(root)): (
+            p.read_bytes() if p.is_file() else b"<dir>",
+            p.stat().st_mode,
+            p.stat().st_mtime_ns,
+        )
         for p in root.rglob("*")
         if "ws" not in p.relative_to(root).parts[:1] and "private-tmp" not in p.parts
     }
@@ -97,6 +102,10 @@ ESCAPES = {
     "rename into the workspace": "mv {base}/target.txt moved.txt",
     "system directory": "touch /etc/tether-escape-{tag}",
     "delete outside": "rm -f {base}/target.txt",
+    "chmod outside": "chmod 4777 {base}/target.txt",
+    "timestamps outside": "touch -d 2001-01-01 {base}/target.txt",
+    "sysctl": "cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern",
+    "sysrq": "echo h > /proc/sysrq-trigger",
 }
 
 
@@ -374,3 +383,41 @@ def test_bwrap_loopback_works_inside_a_command_with_the_network_off(base: Path) 
     finally:
         box.close()
     assert result.output.strip() == "loopback ok", result.output
+
+
+def test_host_terminals_and_shared_memory_are_out_of_reach(box: Sandbox, base: Path) -> None:
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    shm = Path("/dev/shm") / f"tether-test-{uuid.uuid4().hex[:8]}"
+    shm.write_text("host")
+    try:
+        result = run(box, base / "ws", f"echo injected > {name}; cat {name}; rm -f {shm}")
+        os.set_blocking(master, False)
+        try:
+            seen = os.read(master, 1000)
+        except BlockingIOError:
+            seen = b""
+        assert b"injected" not in seen, result.output
+        assert shm.read_text() == "host"
+    finally:
+        os.close(master)
+        os.close(slave)
+        shm.unlink(missing_ok=True)
+
+
+def test_any_listening_host_socket_is_hidden(box: Sandbox, base: Path) -> None:
+    """Not just the known ones: a terminal multiplexer's socket anywhere would run
+    commands outside (tmux new-window)."""
+    where = Path(tempfile.mkdtemp(prefix="tether-mux-", dir="/var/tmp"))
+    server = _unix_server(where / "default")
+    try:
+        outside = subprocess.run(
+            CONNECT.format(path=where / "default"), shell=True, capture_output=True
+        )
+        assert outside.stdout == b"connected\n", outside.stderr
+        for network in (False, True):
+            inside = run(box, base / "ws", CONNECT.format(path=where / "default"), network=network)
+            assert "connected" not in inside.output and inside.exit_code != 0, inside.output
+    finally:
+        server.close()
+        shutil.rmtree(where, ignore_errors=True)

@@ -22,12 +22,14 @@ __all__ = [
     "Sandbox",
     "SandboxPolicy",
     "hidden_mounts",
+    "listening_sockets",
     "merged_env",
     "protected_mounts",
     "protected_paths",
 ]
 
 BACKENDS = ("bwrap", "landlock", "none")
+_ACCEPTING = 0x10000  # __SO_ACCEPTCON in /proc/net/unix: a listening socket
 DEFAULT_HIDDEN = (
     "/run/user",  # session buses, user systemd, podman, ssh/gpg agents, wayland, pulse
     "/run/dbus",  # the system bus
@@ -140,16 +142,35 @@ def merged_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
 
 
 def hidden_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
-    """(path, is_directory) of the existing `hidden` paths, symlinks resolved, skipping
-    any that holds or lies in a writable path (hiding it would hide the workspace)."""
+    """(path, is_directory) to cover: the existing `hidden` paths, symlinks resolved,
+    then every listening Unix socket of the host that is not already covered (a tmux
+    or screen server, an editor server, a database: a fixed list always misses some).
+    Paths that hold or lie in a writable path are skipped (that would hide the
+    workspace), and so are the command's own sockets there."""
     keep = (policy.workspace, policy.tmp, *policy.writable)
     found: list[tuple[Path, bool]] = []
-    for raw in policy.hidden:
+    for raw in (*policy.hidden, *listening_sockets()):
         try:
             path = raw.resolve(strict=True)
         except (OSError, RuntimeError):
             continue
         clash = any(path == k or path in k.parents or k in path.parents for k in keep)
-        if not clash and all(path != seen for seen, _ in found):
+        covered = any(path == seen or (is_dir and seen in path.parents) for seen, is_dir in found)
+        if not clash and not covered:
             found.append((path, path.is_dir()))
     return found
+
+
+def listening_sockets(table: str = "/proc/net/unix") -> list[Path]:
+    """Filesystem Unix sockets that accept connections, as the kernel lists them."""
+    try:
+        with Path(table).open(encoding="utf-8", errors="surrogateescape") as handle:
+            rows = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    sockets: list[Path] = []
+    for row in rows:
+        fields = row.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith("/") and int(fields[3], 16) & _ACCEPTING:
+            sockets.append(Path(fields[7]))
+    return sockets

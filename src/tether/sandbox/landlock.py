@@ -42,6 +42,8 @@ _RULE_PATH_BENEATH = 1
 _CREATE_RULESET_VERSION = 1
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
 _SHARED_DIRS = ("/dev/pts", "/dev/shm")  # ptys; POSIX shared memory (multiprocessing)
+_SEALED = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+_PTS = b"newinstance,ptmxmode=0666,mode=620"
 _ST_TO_MS = {2: linux.MS_NOSUID, 4: linux.MS_NODEV, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 
 
@@ -105,10 +107,11 @@ class LandlockSandbox:
     def launch(self, argv: Sequence[str], policy: SandboxPolicy) -> Launch:
         abi = self._abi or abi_version()
         self._abi = abi
-        ruleset = _ruleset(policy, abi)
+        private = self._mount_mode() is not None
+        ruleset = _ruleset(policy, abi, shared_devices=not private)
         seccomp = None if policy.network else network_filter()
         guard = self.limits.guard(policy.max_processes, offline=not policy.network)
-        mounts = self._mount_steps(policy)
+        mounts = self._mount_steps(policy, ruleset, abi)
 
         def restrict() -> None:
             if guard.preexec is not None:
@@ -127,34 +130,61 @@ class LandlockSandbox:
         env = {"TMPDIR": str(policy.tmp)}
         return Launch(tuple(argv), preexec=restrict, env=env, cleanup=cleanup, spawn=guard.spawn)
 
-    def _mount_steps(self, policy: SandboxPolicy) -> Callable[[], None]:
-        """The child's mounts that keep protected paths read-only (or nothing, if it can't)."""
+    def _mount_steps(self, policy: SandboxPolicy, ruleset: int, abi: int) -> Callable[[], None]:
+        """The child's own view of the filesystem, where a mount namespace is possible.
+
+        Host sockets covered; then the whole tree read-only, as under bwrap (Landlock
+        does not cover chmod, chown or utimes, which root could otherwise do anywhere);
+        the writable paths bound back writable; the protected paths read-only on top;
+        and private /dev/pts and /dev/shm, so host terminals and shared memory are out
+        of reach. Their ruleset entries are added here, on the new inodes.
+        """
         mode = self._mount_mode()
-        plan = protected_mounts(policy)
-        hide = hidden_mounts(policy)
-        if mode is None or not (plan or hide):
+        if mode is None:
             return lambda: None
         enter = _enter_namespace(mode)
-        private = linux.MS_REC | linux.MS_PRIVATE
-        steps: list[tuple[bytes | None, bytes, int, bytes | None, bytes | None]]
-        steps = [(None, b"/", private, None, None)]
-        sealed = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
-        for path, is_dir in hide:
-            if is_dir:
-                steps.append((b"tmpfs", os.fsencode(path), sealed, b"tmpfs", b"size=4k,mode=755"))
-            else:
-                steps.append((b"/dev/null", os.fsencode(path), linux.MS_BIND, None, None))
-        for path, writable in plan:
-            target = os.fsencode(path)
-            steps.append((target, target, linux.MS_BIND, None, None))
-            if not writable:
-                flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | _locked_flags(path)
-                steps.append((None, target, flags, None, None))
+        hide = [
+            (b"tmpfs", os.fsencode(p), _SEALED, b"tmpfs", b"size=4k,mode=755")
+            if is_dir
+            else (b"/dev/null", os.fsencode(p), linux.MS_BIND, None, None)
+            for p, is_dir in hidden_mounts(policy)
+        ]
+        writable = [
+            (os.fsencode(p), _locked_flags(p))
+            for p in (policy.workspace, policy.tmp, *policy.writable)
+            if p.is_dir()
+        ]
+        protect = [
+            (os.fsencode(p), rw, 0 if rw else _locked_flags(p))
+            for p, rw in protected_mounts(policy)
+        ]
+        dir_writes = _rights(_FILE_WRITES, abi) | _rights(_DIR_WRITES, abi)
+        file_writes = _rights(_FILE_WRITES, abi)
 
         def run() -> None:
             enter()
-            for source, target, flags, fstype, data in steps:
-                linux.mount(source, target, flags, fstype, data)
+            linux.mount(None, b"/", linux.MS_REC | linux.MS_PRIVATE)
+            for source, target, flags, fstype, data in hide:
+                with contextlib.suppress(FileNotFoundError):  # a socket gone meanwhile
+                    linux.mount(source, target, flags, fstype, data)
+            linux.read_only_tree(b"/")
+            for path, locked in writable:
+                linux.mount(path, path, linux.MS_BIND | linux.MS_REC)
+                linux.mount(None, path, linux.MS_BIND | linux.MS_REMOUNT | locked)
+            for path, rw, locked in protect:
+                linux.mount(path, path, linux.MS_BIND)
+                if not rw:
+                    flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | locked
+                    linux.mount(None, path, flags)
+            linux.mount(b"devpts", b"/dev/pts", _SEALED & ~linux.MS_NODEV, b"devpts", _PTS)
+            linux.mount(b"/dev/pts/ptmx", b"/dev/ptmx", linux.MS_BIND)
+            linux.mount(b"tmpfs", b"/dev/shm", _SEALED, b"tmpfs", b"mode=1777")
+            for path, rights in ((b"/dev/pts", dir_writes), (b"/dev/shm", dir_writes)):
+                _allow_in_child(ruleset, path, rights)
+            _allow_in_child(ruleset, b"/dev/ptmx", file_writes)
+            # The working directory was entered before these mounts (subprocess changes
+            # it before the pre-exec hook): enter it again, on the writable mount.
+            os.chdir(os.getcwd())  # noqa: PTH109 (the plainest call between fork and exec)
 
         return run
 
@@ -203,8 +233,11 @@ def _locked_flags(path: Path) -> int:
     return sum(ms for st, ms in _ST_TO_MS.items() if have & st)
 
 
-def _ruleset(policy: SandboxPolicy, abi: int) -> int:
-    """A ruleset fd (close-on-exec) allowing writes only where the policy says."""
+def _ruleset(policy: SandboxPolicy, abi: int, *, shared_devices: bool) -> int:
+    """A ruleset fd (close-on-exec) allowing writes only where the policy says.
+
+    `shared_devices`: the host's /dev/pts and /dev/shm are writable (no mount namespace
+    to give the command its own)."""
     file_writes = _rights(_FILE_WRITES, abi)
     dir_writes = file_writes | _rights(_DIR_WRITES, abi)
     net = 0 if policy.network or abi < 4 else _NET_TCP
@@ -215,14 +248,27 @@ def _ruleset(policy: SandboxPolicy, abi: int) -> int:
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", dir_writes, net, scoped)[:size], size)
     fd = linux.syscall("landlock_create_ruleset", ctypes.cast(attr, ctypes.c_void_p), size, 0)
     try:
-        for path in (policy.workspace, policy.tmp, *policy.writable, *map(Path, _SHARED_DIRS)):
+        shared = map(Path, _SHARED_DIRS if shared_devices else ())
+        for path in (policy.workspace, policy.tmp, *policy.writable, *shared):
             _allow(fd, path, dir_writes)
-        for device in _DEVICES:
+        for device in _DEVICES if shared_devices else _DEVICES[:-1]:
             _allow(fd, Path(device), file_writes)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _allow_in_child(ruleset: int, path: bytes, rights: int) -> None:
+    """A rule added between fork and exec, for an inode only the child's mounts show."""
+    target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, target), 12)
+        linux.syscall(
+            "landlock_add_rule", ruleset, _RULE_PATH_BENEATH, ctypes.cast(rule, ctypes.c_void_p), 0
+        )
+    finally:
+        os.close(target)
 
 
 def _allow(ruleset: int, path: Path, rights: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import struct
 from functools import cache
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "libc",
     "mount",
     "no_new_privs",
+    "read_only_tree",
     "syscall",
     "unshare",
 ]
@@ -38,10 +40,10 @@ __all__ = [
 _NUMBERS = {
     "x86_64": {"landlock_create_ruleset": 444, "landlock_add_rule": 445,
                "landlock_restrict_self": 446, "socket": 41, "io_uring_setup": 425,
-               "seccomp": 317},
+               "seccomp": 317, "mount_setattr": 442},
     "aarch64": {"landlock_create_ruleset": 444, "landlock_add_rule": 445,
                 "landlock_restrict_self": 446, "socket": 198, "io_uring_setup": 425,
-                "seccomp": 277},
+                "seccomp": 277, "mount_setattr": 442},
 }  # fmt: skip
 SYS: dict[str, int] = _NUMBERS.get(platform.machine(), {})
 
@@ -59,7 +61,10 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
-_CAP_LAST = 63  # the kernel ignores (EINVAL) numbers past its own last capability
+_CAP_LAST = 63
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_MOUNT_ATTR_RDONLY = 0x1  # the kernel ignores (EINVAL) numbers past its own last capability
 
 
 @cache
@@ -74,7 +79,7 @@ def _check(result: int) -> int:
     return result
 
 
-def syscall(name: str, *args: int | ctypes.c_void_p | None) -> int:
+def syscall(name: str, *args: int | ctypes.c_void_p | ctypes.c_char_p | None) -> int:
     """Call a system call by name; OSError(ENOSYS) where this architecture lacks it."""
     number = SYS.get(name)
     if number is None:
@@ -115,3 +120,16 @@ def drop_capabilities() -> None:
             if errno == 1:  # EPERM: no CAP_SETPCAP, so no capabilities to lose either
                 return
             raise OSError(errno, os.strerror(errno))
+
+
+def read_only_tree(path: bytes) -> None:
+    """Make every mount at and below `path` read-only (mount_setattr, Linux 5.12+)."""
+    attr = ctypes.create_string_buffer(struct.pack("=QQQQ", _MOUNT_ATTR_RDONLY, 0, 0, 0), 32)
+    syscall(
+        "mount_setattr",
+        _AT_FDCWD,
+        ctypes.c_char_p(path),
+        _AT_RECURSIVE,
+        ctypes.cast(attr, ctypes.c_void_p),
+        32,
+    )
