@@ -421,3 +421,39 @@ def test_any_listening_host_socket_is_hidden(box: Sandbox, base: Path) -> None:
     finally:
         server.close()
         shutil.rmtree(where, ignore_errors=True)
+
+
+SUBREAPER = """
+import ctypes, os, sys, tempfile
+from functools import partial
+from pathlib import Path
+from tether.sandbox.base import SandboxPolicy
+from tether.sandbox.choose import backend
+from tether.tools.shell import run_command
+
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans become ours
+box = backend(sys.argv[1])
+ws = Path(tempfile.mkdtemp(dir=sys.argv[2]))
+policy = SandboxPolicy(workspace=ws, tmp=ws, max_processes=30)
+for _ in range(8):
+    result = run_command(
+        "for i in 1 2 3 4 5 6 7 8 9 10; do (sleep 0.2 &); done; echo ok",
+        cwd=ws, env={"PATH": os.environ["PATH"]}, timeout=20,
+        launcher=partial(box.launch, policy=policy),
+    )
+    assert result.output.strip() == "ok", result.output
+box.close()
+print("all ok")
+"""
+
+
+def test_orphans_reaped_when_tether_is_their_reaper(box: Sandbox, base: Path) -> None:
+    """As PID 1 of a container (or a subreaper) tether inherits the command's orphans:
+    unreaped, their zombies would fill the process limit and break the bash tool."""
+    done = subprocess.run(
+        [sys.executable, "-c", SUBREAPER, box.name, str(base)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout + done.stderr

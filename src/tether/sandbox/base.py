@@ -150,10 +150,9 @@ def hidden_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
     keep = (policy.workspace, policy.tmp, *policy.writable)
     found: list[tuple[Path, bool]] = []
     for raw in (*policy.hidden, *listening_sockets()):
-        try:
-            path = raw.resolve(strict=True)
-        except (OSError, RuntimeError):
+        if not os.path.lexists(raw):  # most of the usual suspects are absent: cheap first
             continue
+        path = Path(os.path.realpath(raw))
         clash = any(path == k or path in k.parents or k in path.parents for k in keep)
         covered = any(path == seen or (is_dir and seen in path.parents) for seen, is_dir in found)
         if not clash and not covered:

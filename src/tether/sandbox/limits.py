@@ -55,6 +55,7 @@ class ProcessLimits:
         self._lock = threading.Lock()
         self._spawners: list[Spawner] = []
         self._free: dict[bool, list[Spawner]] = {True: [], False: []}
+        self._offline_works = True
 
     def describe(self) -> str:
         parent = self._cgroup_parent()
@@ -88,25 +89,28 @@ class ProcessLimits:
 
     def _borrow(self, parent: Path, offline: bool) -> Spawner:
         with self._lock:
+            offline = offline and self._offline_works
             if self._free[offline]:
                 return self._free[offline].pop()
             if not self._spawners:
                 _sweep_stale(parent)
         group = parent / f"tether-{os.getpid()}-spawner{next(self._counter)}"
         try:
-            spawner = Spawner(group, offline=offline)
+            spawner = Spawner(group, offline=offline and self._offline_works)
         except OSError:
-            if not offline:
+            if not (offline and self._offline_works):
                 raise
-            spawner = Spawner(group)  # no namespaces for threads here: the launch adds them
+            self._offline_works = False  # no namespaces for threads here: launches add them
+            spawner = Spawner(group)
         with self._lock:
             self._spawners.append(spawner)
         return spawner
 
     def _give_back(self, spawner: Spawner) -> None:
-        spawner.empty()
+        """A spawner whose cgroup could not be emptied is not used again."""
+        clean = spawner.empty()
         with self._lock:
-            if spawner in self._spawners:
+            if spawner in self._spawners and clean:
                 self._free[spawner.offline].append(spawner)
 
     def _cgroup_parent(self) -> Path | None:

@@ -12,6 +12,7 @@ own thread is killed, and the spawner is free for the next command.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
 import queue
@@ -30,6 +31,7 @@ __all__ = ["Spawner"]
 
 T = TypeVar("T")
 _KILL_PATIENCE = 2.0  # seconds to keep killing what is left after a command
+_START_PATIENCE = 60.0  # seconds a fork and exec may take, even on a machine thrashing
 
 
 class Spawner:
@@ -41,6 +43,8 @@ class Spawner:
         a new namespace per command; network and IPC namespaces are per thread."""
         self.group = group
         self.offline = offline
+        self._reaper = _orphans_come_to_us()
+        self._limit = -1
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event] | None]
         self._jobs = queue.SimpleQueue()
         group.mkdir()
@@ -60,35 +64,72 @@ class Spawner:
 
     def set_limit(self, max_processes: int) -> None:
         """Our resident thread counts as one task, hence the + 1."""
-        (self.group / "pids.max").write_text(str(max_processes + 1))
+        if max_processes != self._limit:
+            (self.group / "pids.max").write_text(str(max_processes + 1))
+            self._limit = max_processes
 
     def run(self, start: Callable[[], T]) -> T:
         """Call `start` (which forks) on the resident thread, so the child is born inside."""
         box: list[Any] = []
         done = threading.Event()
         self._jobs.put((start, box, done))
-        done.wait()
+        if not done.wait(_START_PATIENCE):
+            raise OSError(f"the spawner thread did not start the command in {_START_PATIENCE} s")
         result = box[0]
         if isinstance(result, BaseException):
             raise result
         return result  # type: ignore[no-any-return]
 
-    def empty(self) -> None:
-        """Kill every process left in the cgroup (ours excepted) and wait until gone."""
+    def empty(self) -> bool:
+        """Kill every process left in the cgroup (ours excepted) and wait until gone.
+
+        Orphans of the command may have become our children (tether as PID 1 in a
+        container, or a subreaper): they are reaped here, or as zombies they would
+        keep counting against the limit. False when the cgroup could not be emptied.
+        """
         me = os.getpid()
         give_up = time.monotonic() + _KILL_PATIENCE
         while True:
             try:
                 pids = [int(p) for p in (self.group / "cgroup.procs").read_text().split()]
             except (OSError, ValueError):
-                return
+                return False
             others = [pid for pid in pids if pid != me]
-            if not others or time.monotonic() > give_up:
-                return
+            if not others and (not self._reaper or self._charged() <= 1):
+                return True
+            if not others:  # zombies of ours still charged: we are their reaper
+                self._reap_zombies(me)
+            if time.monotonic() > give_up:
+                return False
             for pid in others:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)  # only ever one of ours: the command's
             time.sleep(0.001)
+
+    def _charged(self) -> int:
+        """Tasks the pids controller counts here, zombies included (our thread is one)."""
+        try:
+            return int((self.group / "pids.current").read_text())
+        except (OSError, ValueError):
+            return 0
+
+    def _reap_zombies(self, me: int) -> None:
+        """Reap our zombie children that were in this cgroup; nothing else is ours."""
+        mark = f"/{self.group.name}\n".encode()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_bytes().rpartition(b")")[2].split()
+                if stat[0] != b"Z" or int(stat[1]) != me:
+                    continue
+                if mark not in Path(entry.path, "cgroup").read_bytes():
+                    continue
+                os.waitpid(int(entry.name), os.WNOHANG)
+            except (OSError, ValueError, IndexError):
+                continue
 
     def close(self) -> None:
         """Stop the thread (it leaves the cgroup first) and remove the cgroup."""
@@ -130,3 +171,12 @@ def _loopback_up() -> None:
         request = struct.pack("16sH14x", b"lo", 0)
         flags = struct.unpack("16sH14x", fcntl.ioctl(sock, siocgifflags, request))[1]
         fcntl.ioctl(sock, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
+
+
+def _orphans_come_to_us() -> bool:
+    """PID 1 (a container's init) or a subreaper: the command's orphans become ours."""
+    if os.getpid() == 1:
+        return True
+    flag = ctypes.c_int(0)
+    linux.libc().prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+    return bool(flag.value)

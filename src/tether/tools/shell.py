@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tether.errors import ToolError
 from tether.sandbox.base import Launch, merged_env
+from tether.sandbox.gitguard import GitGuard
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import check_text
 
@@ -87,14 +88,19 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
         raise ToolError(f"timeout={timeout} is invalid; give a positive number of seconds.")
     capped = limit > ctx.max_timeout
     limit = min(limit, ctx.max_timeout)
-    result = run_command(
-        command,
-        cwd=ctx.workspace.root,
-        env=ctx.env,
-        timeout=limit,
-        cancel=ctx.cancel,
-        launcher=ctx.sandbox,
-    )
+    guard = GitGuard(ctx.workspace.root) if ctx.sandbox is not None else None
+    before = guard.snapshot() if guard is not None else {}
+    try:
+        result = run_command(
+            command,
+            cwd=ctx.workspace.root,
+            env=ctx.env,
+            timeout=limit,
+            cancel=ctx.cancel,
+            launcher=ctx.sandbox,
+        )
+    finally:
+        restored = guard.restore(before) if guard is not None else []
     lines = [result.output.removesuffix("\n") if result.output else "(no output)"]
     if capped:
         lines.append(f"[timeout capped at {ctx.max_timeout:g} s]")
@@ -109,6 +115,11 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
         lines.append(
             "[background processes were still running when the shell exited; in the "
             "sandbox nothing outlives its command, so they were killed]"
+        )
+    if restored:
+        lines.append(
+            f"[put back {', '.join(restored)}: commands may not change what git runs or "
+            "where it looks for its configuration]"
         )
     if result.output_left_open:
         lines.append(
@@ -152,7 +163,10 @@ def run_command(
         return CommandResult(output="", exit_code=None, interrupted=True)
     shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
     argv = [shell, "-c", command]
-    launch = launcher(argv) if launcher is not None else Launch(tuple(argv))
+    try:
+        launch = launcher(argv) if launcher is not None else Launch(tuple(argv))
+    except OSError as exc:
+        raise ToolError(f"The sandbox could not prepare the command: {exc}.") from None
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
