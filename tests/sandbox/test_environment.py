@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tether.sandbox.environment import is_credential, tool_environment
 
 
@@ -39,3 +41,15 @@ def test_names_that_look_like_secrets() -> None:
         for n in ("ANTHROPIC_API_KEY", "GH_TOKEN", "STRIPE_SECRET_KEY", "DB_PASSWORD", "AWS_REGION")
     )
     assert not any(is_credential(n) for n in ("PATH", "TOKENIZERS_PARALLELISM", "LANG", "TERM"))
+
+
+@pytest.mark.parametrize(
+    "name", ["OPENAI_KEY", "GITHUB_PAT", "STRIPE_KEY", "APP_SECRETS", "GPG_PASSPHRASE"]
+)
+def test_more_names_that_hold_secrets(name: str) -> None:
+    assert is_credential(name)
+
+
+@pytest.mark.parametrize("name", ["KEYBOARD_LAYOUT", "PATH", "HOME", "MONKEY_PATCH", "LANG"])
+def test_ordinary_names_are_kept(name: str) -> None:
+    assert not is_credential(name)

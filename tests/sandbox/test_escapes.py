@@ -457,3 +457,15 @@ def test_orphans_reaped_when_tether_is_their_reaper(box: Sandbox, base: Path) ->
         timeout=120,
     )
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_endpoint_key_file_is_hidden(
+    box: Sandbox, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = base / "home"
+    (home / ".agents").mkdir(parents=True)
+    (home / ".agents/env").write_text("API_KEY=sk-in-a-file-123\n")
+    monkeypatch.setenv("HOME", str(home))
+    env = {**tool_environment(os.environ), "HOME": str(home)}
+    result = run(box, base / "ws", "cat ~/.agents/env", env=env)
+    assert "sk-in-a-file" not in result.output and result.exit_code != 0, result.output

@@ -40,6 +40,7 @@ DEFAULT_HIDDEN = (
     "/var/run/docker.sock",
     "/var/run/dbus",
     "/tmp/.X11-unix",  # an X server takes keystrokes for any terminal on screen
+    "~/.agents",  # where tether (and others) keep endpoint keys: not the command's to read
 )
 
 
@@ -149,7 +150,7 @@ def hidden_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
     workspace), and so are the command's own sockets there."""
     keep = (policy.workspace, policy.tmp, *policy.writable)
     found: list[tuple[Path, bool]] = []
-    for raw in (*policy.hidden, *listening_sockets()):
+    for raw in (*(p.expanduser() for p in policy.hidden), *listening_sockets()):
         if not os.path.lexists(raw):  # most of the usual suspects are absent: cheap first
             continue
         path = Path(os.path.realpath(raw))

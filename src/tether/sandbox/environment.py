@@ -30,8 +30,8 @@ _EXACT = frozenset(
 )  # fmt: skip
 # Anything that looks like a secret by its name: *_API_KEY, *_TOKEN, *_SECRET, *PASSWORD*...
 _PATTERN = re.compile(
-    r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY)"
-    r"(?:_|$)|^(?:AWS|AZURE|GCP|GOOGLE_CLOUD|OCI|ALIBABA)_",
+    r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRETS?|TOKEN|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?"
+    r"|PRIVATE_KEY)(?:_|$)|(?:^|_)(?:KEY|PAT)$|^(?:AWS|AZURE|GCP|GOOGLE_CLOUD|OCI|ALIBABA)_",
 )
 _FIXED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TETHER": "1"}
 
