@@ -148,17 +148,29 @@ def hidden_mounts(policy: SandboxPolicy) -> list[tuple[Path, bool]]:
     or screen server, an editor server, a database: a fixed list always misses some).
     Paths that hold or lie in a writable path are skipped (that would hide the
     workspace), and so are the command's own sockets there."""
-    keep = (policy.workspace, policy.tmp, *policy.writable)
+    keep = [str(k) for k in (policy.workspace, policy.tmp, *policy.writable)]
     found: list[tuple[Path, bool]] = []
+    taken: list[str] = []  # directories already covered
     for raw in (*(p.expanduser() for p in policy.hidden), *listening_sockets()):
         if not os.path.lexists(raw):  # most of the usual suspects are absent: cheap first
             continue
-        path = Path(os.path.realpath(raw))
-        clash = any(path == k or path in k.parents or k in path.parents for k in keep)
-        covered = any(path == seen or (is_dir and seen in path.parents) for seen, is_dir in found)
-        if not clash and not covered:
-            found.append((path, path.is_dir()))
+        path = os.path.realpath(raw)
+        if any(_related(path, k) for k in keep) or any(_within(path, d) for d in taken):
+            continue
+        target = Path(path)
+        is_dir = target.is_dir()
+        found.append((target, is_dir))
+        if is_dir:
+            taken.append(path)
     return found
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _related(a: str, b: str) -> bool:
+    return _within(a, b) or _within(b, a)
 
 
 def listening_sockets(table: str = "/proc/net/unix") -> list[Path]:

@@ -29,6 +29,7 @@ from tether.sandbox.spawner import Spawner
 
 __all__ = ["Guard", "ProcessLimits"]
 
+_MAX_SPAWNERS = 4  # per backend; each holds a cgroup (and a thread)
 _KILL_PATIENCE = 2.0  # seconds to keep killing what is left in a cgroup
 
 
@@ -88,12 +89,23 @@ class ProcessLimits:
             spawner.close()
 
     def _borrow(self, parent: Path, offline: bool) -> Spawner:
+        """A free spawner whose last command is gone; while the only free ones are still
+        tearing down (commands back to back), a new one, up to a few; else wait."""
         with self._lock:
             offline = offline and self._offline_works
-            if self._free[offline]:
-                return self._free[offline].pop()
+            free = self._free[offline]
+            ready = next((s for s in free if s.is_empty()), None)
+            if ready is not None:
+                free.remove(ready)
+                return ready
+            waiting = free.pop() if free and len(self._spawners) >= _MAX_SPAWNERS else None
             if not self._spawners:
                 _sweep_stale(parent)
+        if waiting is not None:
+            if waiting.empty():
+                return waiting
+            with self._lock:  # it could not be emptied: never use it again
+                self._spawners.remove(waiting)
         group = parent / f"tether-{os.getpid()}-spawner{next(self._counter)}"
         try:
             spawner = Spawner(group, offline=offline and self._offline_works)
@@ -107,10 +119,11 @@ class ProcessLimits:
         return spawner
 
     def _give_back(self, spawner: Spawner) -> None:
-        """A spawner whose cgroup could not be emptied is not used again."""
-        clean = spawner.empty()
+        """Everything left is killed now; waiting for it to be gone happens at the next
+        borrow (a spawner whose cgroup cannot be emptied then is not used again)."""
+        spawner.kill_all()
         with self._lock:
-            if spawner in self._spawners and clean:
+            if spawner in self._spawners:
                 self._free[spawner.offline].append(spawner)
 
     def _cgroup_parent(self) -> Path | None:
