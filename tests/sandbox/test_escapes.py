@@ -28,18 +28,6 @@ from tether.sandbox.choose import backend
 from tether.sandbox.environment import tool_environment
 from tether.tools.shell import CommandResult, run_command
 
-BACKENDS = ("bwrap", "landlock")
-
-
-@pytest.fixture(params=BACKENDS)
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = backend(request.param)
-    reason = sandbox.probe()
-    if reason is not None:
-        pytest.fail(f"the {request.param} sandbox does not work on this machine: {reason}")
-    yield sandbox
-    sandbox.close()
-
 
 @pytest.fixture
 def base() -> Iterator[Path]:

@@ -9,28 +9,14 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-import pytest
-
 from tether.sandbox.base import Sandbox, SandboxPolicy, protected_paths
-from tether.sandbox.choose import backend
 from tether.sandbox.environment import tool_environment
 from tether.sandbox.workspace import Workspace
 from tether.tools.registry import ToolContext
 from tether.tools.shell import bash
-
-
-@pytest.fixture(params=["bwrap", "landlock"])
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = backend(request.param)
-    reason = sandbox.probe()
-    if reason is not None:
-        pytest.fail(f"the {request.param} sandbox does not work on this machine: {reason}")
-    yield sandbox
-    sandbox.close()
 
 
 def git(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:

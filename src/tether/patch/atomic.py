@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.patch.model import PatchError
+from tether.tools.textio import fsync_dir
 
 __all__ = ["PlannedWrite", "commit"]
 
@@ -64,7 +65,7 @@ def commit(plans: list[PlannedWrite]) -> None:
     finally:
         _clean(steps)
     for directory in {s.write.path.parent for s in steps}:
-        _fsync_dir(directory)
+        fsync_dir(directory)
 
 
 def _stage(step: _Step, made_dirs: list[Path]) -> None:
@@ -141,17 +142,3 @@ def _make_parents(directory: Path, made_dirs: list[Path]) -> None:
 
 def _sibling(target: Path, suffix: str) -> Path:
     return target.with_name(f".{target.name}.{secrets.token_hex(6)}.{suffix}")
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the renames durable; not every platform can open a directory."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -36,6 +36,7 @@ __all__ = [
     "decode",
     "detect_newline",
     "escape_surrogates",
+    "fsync_dir",
     "looks_binary",
     "printable",
     "read_text",
@@ -250,10 +251,10 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Make the rename itself durable; not every platform can open a directory."""
     try:
         fd = os.open(directory, os.O_RDONLY)
