@@ -106,3 +106,44 @@ def test_ordinary_git_work_is_left_alone(box: Sandbox, tmp_path: Path) -> None:
     )
     assert "put back" not in out and "1" in out
     assert git(ws, "branch", "--show-current").stdout.strip() == "topic"
+
+
+def test_the_guard_never_follows_a_symlink_out(box: Sandbox, tmp_path: Path) -> None:
+    """The guard runs unconfined: a link at .git/modules must not lead it to delete or
+    rewrite files elsewhere."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    victim = tmp_path / "victim"
+    (victim / ".ssh").mkdir(parents=True)
+    (victim / ".ssh/config").write_text("Host x\n")
+    (victim / "proj/.git/hooks").mkdir(parents=True)
+    (victim / "proj/.git/config").write_text("[core]\n")
+    (victim / "proj/.git/hooks/post-checkout").write_text("#!/bin/sh\n")
+    before = {p: p.read_bytes() for p in victim.rglob("*") if p.is_file()}
+    out = run_bash(box, ws, f"ln -s {victim} .git/modules && ln -s {victim}/.ssh .git/info2")
+    assert {p: p.read_bytes() for p in victim.rglob("*") if p.is_file()} == before
+    assert "put back .git/modules" in out
+    assert not (ws / ".git/modules").is_symlink()
+
+
+def test_special_files_do_not_hang_the_guard(box: Sandbox, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    out = run_bash(box, ws, "mkfifo .git/commondir && ln -s /proc/self/fd/0 .git/config.worktree")
+    assert "put back" in out
+    assert not (ws / ".git/commondir").exists() and not (ws / ".git/config.worktree").exists()
+
+
+def test_a_fresh_repository_gets_a_plain_config(box: Sandbox, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = run_bash(
+        box,
+        ws,
+        "git init -q && printf '[commit]\\n\\tgpgsign = true\\n[gpg]\\n\\tprogram = ./.g\\n' "
+        ">> .git/config",
+    )
+    assert "put back .git/config" in out
+    assert "gpg" not in (ws / ".git/config").read_text()

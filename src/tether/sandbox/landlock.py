@@ -243,7 +243,8 @@ def _ruleset(policy: SandboxPolicy, abi: int, *, shared_devices: bool) -> int:
     net = 0 if policy.network or abi < 4 else _NET_TCP
     scoped = 0
     if abi >= 6:
-        scoped = _SCOPE_SIGNAL | (0 if policy.network else _SCOPE_ABSTRACT_UNIX)
+        # abstract sockets are not network: a host service's stays out of reach with it on
+        scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", dir_writes, net, scoped)[:size], size)
     fd = linux.syscall("landlock_create_ruleset", ctypes.cast(attr, ctypes.c_void_p), size, 0)
