@@ -34,7 +34,10 @@ class BwrapSandbox:
         self.limits = ProcessLimits()
 
     def executable(self) -> str | None:
-        return self._executable or shutil.which("bwrap")
+        """Looked up once per backend: a PATH walk costs more than a mount."""
+        if self._executable is None:
+            self._executable = shutil.which("bwrap")
+        return self._executable
 
     def close(self) -> None:
         self.limits.close()

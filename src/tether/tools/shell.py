@@ -10,6 +10,7 @@ holding the pipe, keep the tool waiting forever.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import selectors
@@ -161,7 +162,7 @@ def run_command(
     cancel = cancel if cancel is not None else threading.Event()
     if cancel.is_set():
         return CommandResult(output="", exit_code=None, interrupted=True)
-    shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
+    shell = _shell(env.get("PATH"))
     argv = [shell, "-c", command]
     try:
         launch = launcher(argv) if launcher is not None else Launch(tuple(argv))
@@ -242,6 +243,12 @@ def run_command(
         dropped_bytes=capture.dropped_total,
         output_left_open=not eof,
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _shell(path: str | None) -> str:
+    """bash on this PATH (else ours, else sh); remembered per PATH, as a shell stays put."""
+    return shutil.which("bash", path=path) or shutil.which("bash") or "/bin/sh"
 
 
 def _read_available(
