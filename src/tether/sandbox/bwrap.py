@@ -22,7 +22,6 @@ from tether.sandbox.limits import ProcessLimits
 __all__ = ["BwrapSandbox"]
 
 _PROBE_TIMEOUT = 10.0
-_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 
 
 class BwrapSandbox:
@@ -96,11 +95,10 @@ class BwrapSandbox:
             args.append("--unshare-net")
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # A fresh /proc is writable, and root needs no capability to write root-owned
         # sysctls: kernel.core_pattern would run a program of the command's, unconfined.
-        for proc in _PROC_READ_ONLY:
-            args += ["--ro-bind-try", proc, proc]
+        # All of it read-only (sysctls, sysrq-trigger, irq, bus) in one remount.
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc"]
         for path, is_dir in hidden_mounts(policy):
             args += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
         # The private temp dir is bound at its own path, not over /tmp: what lies in the
