@@ -61,6 +61,7 @@ def main() -> None:
             bwrap_argv = launch.argv[launch.argv.index(shutil.which("bwrap") or "bwrap") :]
             if launch.cleanup is not None:
                 launch.cleanup()
+        bwrap.close()
         for _ in range(args.runs):
             for name, launcher in launchers.items():
                 start = time.perf_counter()
