@@ -23,7 +23,6 @@ of requests in `scripted_state.py`, and the wire form of answers in `scripted_wi
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -141,23 +140,7 @@ class ScriptedEndpoint:
         self.stop()
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
-    """Serve a script file until Ctrl-C: `python -m tether.models.scripted SCRIPT.json`."""
-    import argparse
+if __name__ == "__main__":  # the front end (it prints) lives in ui/
+    from tether.ui.serve_script import main
 
-    parser = argparse.ArgumentParser(prog="python -m tether.models.scripted")
-    parser.add_argument("script", type=Path, help="JSON script: a list of turns")
-    parser.add_argument("--model", default="scripted")
-    parser.add_argument("--api-key", default=None)
-    args = parser.parse_args(argv)
-    endpoint = ScriptedEndpoint.from_file(args.script, api_key=args.api_key, model=args.model)
-    with endpoint:
-        print(f"serving {args.script} as model {args.model!r} at {endpoint.url}", flush=True)
-        print(f"try: TETHER_BASE_URL={endpoint.url} TETHER_MODEL={args.model}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())
+    raise SystemExit(main())
