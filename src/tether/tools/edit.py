@@ -12,13 +12,12 @@ The search for the closest region lives in `closest_match.py`.
 
 from __future__ import annotations
 
-import bisect
 import re
 import threading
 
 from tether.errors import ToolError
 from tether.tools.closest_match import closest_window, squash
-from tether.tools.edit_match import STAGES, find, reindent
+from tether.tools.edit_match import STAGES, find, find_occurrences, locate, reindent
 from tether.tools.files import regular_file, shown_path
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
@@ -79,7 +78,7 @@ def str_replace(
     if _lf(old_str) == _lf(new_str):
         raise ToolError("old_str and new_str are identical; there is nothing to change.")
 
-    found = find(text, old_str, locate)
+    found = find(text, old_str)
     spans = [(span.start, span.end) for span in found.spans]
     if not spans:
         message = _no_match_message(rel, printable(text), old_str, ctx.cancel)
@@ -126,42 +125,6 @@ def str_replace(
         head += f" (first at line {first})"
     snippet = _snippet(updated, first, first + changed_lines - 1)
     return f"{head}. Lines {snippet[0]}-{snippet[1]} now read:\n{snippet[2]}"
-
-
-def locate(text: str, old_str: str) -> list[tuple[int, int]]:
-    """(start, end) offsets in `text` of every occurrence of `old_str`, overlaps included.
-
-    Line endings do not count (CRLF = LF on both sides): read_file does not show
-    them, so the model cannot quote them, and a file may mix CRLF and LF lines.
-    The offsets are those in the original `text`.
-    """
-    needle = _lf(old_str)
-    if "\r\n" not in text:
-        return [(start, start + len(needle)) for start in find_occurrences(text, needle)]
-    # Where the LF-normalised text has a "\n" that was a CRLF (sorted).
-    crlf_at: list[int] = []
-    index = text.find("\r\n")
-    while index != -1:
-        crlf_at.append(index - len(crlf_at))
-        index = text.find("\r\n", index + 2)
-
-    def original_offset(offset: int) -> int:  # each CRLF before `offset` adds a "\r"
-        return offset + bisect.bisect_left(crlf_at, offset)
-
-    return [
-        (original_offset(start), original_offset(start + len(needle)))
-        for start in find_occurrences(text.replace("\r\n", "\n"), needle)
-    ]
-
-
-def find_occurrences(text: str, needle: str) -> list[int]:
-    """Start offsets of `needle` in `text`, overlapping ones included."""
-    starts: list[int] = []
-    index = text.find(needle)
-    while index != -1:
-        starts.append(index)
-        index = text.find(needle, index + 1)
-    return starts
 
 
 def _line_of(text: str, offset: int) -> int:

@@ -11,12 +11,22 @@ place the model did not mean while a stricter reading would have been ambiguous.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
-__all__ = ["STAGES", "Found", "Span", "find", "normalise_punctuation", "reindent"]
+__all__ = [
+    "STAGES",
+    "Found",
+    "Span",
+    "find",
+    "find_occurrences",
+    "locate",
+    "normalise_punctuation",
+    "reindent",
+]
 
 STAGES = (
     "exact",
@@ -60,9 +70,9 @@ def normalise_punctuation(text: str) -> str:
     return text.translate(_PUNCTUATION)
 
 
-def find(text: str, old: str, exact: Callable[[str, str], list[tuple[int, int]]]) -> Found:
+def find(text: str, old: str) -> Found:
     """The first stage with any match, and its matches (none: stage -1)."""
-    spans = exact(text, old)
+    spans = locate(text, old)
     if spans:
         return Found(0, tuple(Span(s, e, text.count("\n", 0, s) + 1, "") for s, e in spans))
     want = old.replace("\r\n", "\n").split("\n")
@@ -89,6 +99,42 @@ def find(text: str, old: str, exact: Callable[[str, str], list[tuple[int, int]]]
                 matched.append(Span(starts[first], end, first + 1, indent))
             return Found(stage, tuple(matched))
     return Found(-1, ())
+
+
+def locate(text: str, old_str: str) -> list[tuple[int, int]]:
+    """(start, end) offsets in `text` of every occurrence of `old_str`, overlaps included.
+
+    Line endings do not count (CRLF = LF on both sides): read_file does not show
+    them, so the model cannot quote them, and a file may mix CRLF and LF lines.
+    The offsets are those in the original `text`.
+    """
+    needle = old_str.replace("\r\n", "\n")
+    if "\r\n" not in text:
+        return [(start, start + len(needle)) for start in find_occurrences(text, needle)]
+    # Where the LF-normalised text has a "\n" that was a CRLF (sorted).
+    crlf_at: list[int] = []
+    index = text.find("\r\n")
+    while index != -1:
+        crlf_at.append(index - len(crlf_at))
+        index = text.find("\r\n", index + 2)
+
+    def original_offset(offset: int) -> int:  # each CRLF before `offset` adds a "\r"
+        return offset + bisect.bisect_left(crlf_at, offset)
+
+    return [
+        (original_offset(start), original_offset(start + len(needle)))
+        for start in find_occurrences(text.replace("\r\n", "\n"), needle)
+    ]
+
+
+def find_occurrences(text: str, needle: str) -> list[int]:
+    """Start offsets of `needle` in `text`, overlapping ones included."""
+    starts: list[int] = []
+    index = text.find(needle)
+    while index != -1:
+        starts.append(index)
+        index = text.find(needle, index + 1)
+    return starts
 
 
 def reindent(new: str, old: str, file_indent: str) -> str:
