@@ -16,7 +16,6 @@ import contextlib
 import itertools
 import os
 import resource
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tether.sandbox.spawner import Spawner
+from tether.sandbox.spawner import Spawner, kill_members
 
 __all__ = ["Guard", "ProcessLimits"]
 
@@ -57,6 +56,7 @@ class ProcessLimits:
         self._spawners: list[Spawner] = []
         self._free: dict[bool, list[Spawner]] = {True: [], False: []}
         self._offline_works = True
+        self._running: int | None = None  # the user's processes when first needed
 
     def describe(self) -> str:
         parent = self._cgroup_parent()
@@ -78,7 +78,9 @@ class ProcessLimits:
         if parent is not None:
             with contextlib.suppress(OSError):
                 return _cgroup_guard(parent, max_processes, next(self._counter))
-        return _rlimit_guard(max_processes)
+        if self._running is None and os.geteuid() != 0:
+            self._running = _processes_of(os.getuid())  # a /proc scan: once, not per command
+        return _rlimit_guard(max_processes, self._running or 0)
 
     def close(self) -> None:
         """Remove the cgroups of the spawners (their threads leave them first)."""
@@ -165,13 +167,7 @@ def _empty(group: Path) -> None:
     """Kill everything left in `group`, then remove it."""
     give_up = time.monotonic() + _KILL_PATIENCE
     while True:
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        pids = kill_members(group) or []
         if not pids:
             with contextlib.suppress(OSError):
                 group.rmdir()
@@ -183,11 +179,11 @@ def _empty(group: Path) -> None:
         time.sleep(0.001)
 
 
-def _rlimit_guard(max_processes: int) -> Guard:
+def _rlimit_guard(max_processes: int, running: int) -> Guard:
     """RLIMIT_NPROC counts all the user's processes, so allow what runs now and more."""
     if os.geteuid() == 0:
         return Guard(None, lambda: None)
-    limit = _processes_of(os.getuid()) + max_processes
+    limit = running + max_processes
     _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from tether.sandbox import linux
 
-__all__ = ["Spawner"]
+__all__ = ["Spawner", "kill_members"]
 
 T = TypeVar("T")
 _KILL_PATIENCE = 2.0  # seconds to keep killing what is left after a command
@@ -90,22 +90,15 @@ class Spawner:
         me = os.getpid()
         give_up = time.monotonic() + _KILL_PATIENCE
         while True:
-            try:
-                pids = [int(p) for p in (self.group / "cgroup.procs").read_text().split()]
-            except (OSError, ValueError):
+            others = kill_members(self.group, spare=me)
+            if others is None:
                 return False
-            others = [pid for pid in pids if pid != me]
             if not others and (not self._reaper or self._charged() <= 1):
                 return True
             if not others:  # zombies of ours still charged: we are their reaper
                 self._reap_zombies(me)
             if time.monotonic() > give_up:
                 return False
-            for pid in others:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(pid, os.WNOHANG)  # only ever one of ours: the command's
             time.sleep(0.001)
 
     def is_empty(self) -> bool:
@@ -120,15 +113,7 @@ class Spawner:
         """One pass of SIGKILL over what is left, without waiting for it to be gone:
         a PID namespace takes a while to tear down, and nobody needs to wait for that
         until the cgroup is used again (`empty` then)."""
-        me = os.getpid()
-        try:
-            pids = [int(p) for p in (self.group / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return
-        for pid in pids:
-            if pid != me:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+        kill_members(self.group, spare=os.getpid())
 
     def _charged(self) -> int:
         """Tasks the pids controller counts here, zombies included (our thread is one)."""
@@ -202,3 +187,19 @@ def _orphans_come_to_us() -> bool:
     flag = ctypes.c_int(0)
     linux.libc().prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
     return bool(flag.value)
+
+
+def kill_members(group: Path, *, spare: int | None = None) -> list[int] | None:
+    """SIGKILL every process in the cgroup `group` but `spare`, reaping any that are
+    our children; the pids found (None when the cgroup cannot be read)."""
+    try:
+        pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return None
+    others = [pid for pid in pids if pid != spare]
+    for pid in others:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)  # only ever one of ours: the command's
+    return others
