@@ -262,24 +262,20 @@ def _ruleset(policy: SandboxPolicy, abi: int, *, shared_devices: bool) -> int:
 
 def _allow_in_child(ruleset: int, path: bytes, rights: int) -> None:
     """A rule added between fork and exec, for an inode only the child's mounts show."""
-    target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    try:
-        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, target), 12)
-        linux.syscall(
-            "landlock_add_rule", ruleset, _RULE_PATH_BENEATH, ctypes.cast(rule, ctypes.c_void_p), 0
-        )
-    finally:
-        os.close(target)
+    _add_rule(ruleset, path, rights)
 
 
 def _allow(ruleset: int, path: Path, rights: int) -> None:
+    """A rule for `path` if it exists; a file gets only the rights a file can take."""
+    if not path.is_dir():
+        rights &= _rights(_FILE_WRITES, 99)
+    with contextlib.suppress(OSError):  # a path that does not exist (or is out of reach): no rule
+        _add_rule(ruleset, os.fsencode(path), rights)
+
+
+def _add_rule(ruleset: int, path: bytes, rights: int) -> None:
+    target = os.open(path, os.O_PATH | os.O_CLOEXEC)
     try:
-        target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return  # a path that does not exist needs no rule
-    try:
-        if not path.is_dir():
-            rights &= _rights(_FILE_WRITES, 99)
         rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, target), 12)
         linux.syscall(
             "landlock_add_rule", ruleset, _RULE_PATH_BENEATH, ctypes.cast(rule, ctypes.c_void_p), 0
