@@ -8,6 +8,7 @@ Exit codes (also in `tether --help`):
   4    provider failure (the endpoint failed after retries, or refused the request)
   5    a limit was reached (--max-turns, --max-tokens, --timeout)
   6    tether apply-patch: the patch does not apply (nothing was changed)
+  7    tether undo: files changed outside tether would be overwritten (nothing was changed)
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
 """
 
@@ -37,6 +38,7 @@ exit codes:
   4    provider failure (the endpoint failed after retries, or refused the request)
   5    a limit was reached (--max-turns, --max-tokens, --timeout)
   6    tether apply-patch: the patch does not apply (nothing was changed)
+  7    tether undo: files changed outside tether would be overwritten (nothing was changed)
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
 
 endpoint and model: TETHER_BASE_URL, TETHER_API_KEY, TETHER_MODEL (or OPENAI_BASE_URL,
@@ -50,6 +52,8 @@ commands:
   tether doctor                        sandbox backends, endpoint, paths
   tether sandbox exec -- COMMAND       run a command exactly as the agent's bash tool would
   tether apply-patch [--check] < PATCH apply a patch: every file or none (exit 6 if it fails)
+  tether checkpoints [--session ID]    what the agent changed, step by step
+  tether undo [--to ID] [--force]      put the workspace back as it was before a step
 """
 
 
@@ -73,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args and args[0] == "apply-patch":
             parser = commands.apply_patch_parser()
             return commands.apply_patch_command(parser.parse_args(args[1:]))
+        if args and args[0] == "checkpoints":
+            return commands.checkpoints_command(commands.checkpoints_parser().parse_args(args[1:]))
+        if args and args[0] == "undo":
+            return commands.undo_command(commands.undo_parser().parse_args(args[1:]))
         return _run(_parser().parse_args(args), termination)
     except TetherError as exc:
         _error(str(exc))
@@ -170,6 +178,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-stream", action="store_true", help="ask the endpoint for whole responses, not SSE"
     )
     parser.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not record the workspace before and after each step (tether undo then "
+        "cannot roll this run back)",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="headless: show tool activity on stderr"
     )
     return parser
@@ -196,6 +210,7 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         deny=tuple(ns.deny),
         sandbox=ns.sandbox,
         skip_sandbox=True if ns.dangerously_skip_sandbox else None,
+        checkpoints=False if ns.no_checkpoints else None,
     )
     if ns.task is None:
         if ns.output_format != "text":

@@ -19,6 +19,8 @@ __all__ = [
     "apply_patch_command",
     "apply_patch_parser",
     "at_least_zero",
+    "checkpoints_command",
+    "checkpoints_parser",
     "demo_parser",
     "doctor_command",
     "doctor_parser",
@@ -28,6 +30,8 @@ __all__ = [
     "rule_flags",
     "sandbox_command",
     "sandbox_parser",
+    "undo_command",
+    "undo_parser",
 ]
 
 
@@ -231,3 +235,66 @@ def apply_patch_command(ns: argparse.Namespace) -> int:
         return EXIT_PATCH_FAILED
     sys.stdout.write(summary.text + "\n")
     return 0
+
+
+def checkpoints_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether checkpoints",
+        description="List the checkpoints recorded for this workspace, oldest first: one "
+        "before and one after every step of the agent that could change files.",
+    )
+    parser.add_argument("--session", metavar="ID", help="only those of this session")
+    parser.add_argument("--json", action="store_true", help="print them as a JSON array")
+    parser.add_argument("-C", "--workspace", type=Path, help="the workspace (default: here)")
+    return parser
+
+
+def checkpoints_command(ns: argparse.Namespace) -> int:
+    from tether.config import load_settings
+    from tether.ui.checkpoints import list_checkpoints
+
+    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    return list_checkpoints(settings, sys.stdout, session=ns.session, as_json=ns.json)
+
+
+def undo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether undo",
+        description="Put the workspace back as it was before the agent's last change (or at "
+        "checkpoint ID, or before a whole session): changed and deleted files come back, "
+        "files created since go. "
+        "Files changed outside tether since are not overwritten unless --force (exit 7).",
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--to", metavar="ID", help="restore this checkpoint (see tether checkpoints)"
+    )
+    which.add_argument(
+        "--session",
+        metavar="ID",
+        nargs="?",
+        const="",
+        help="undo everything a session changed (default: the latest session)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite files changed outside tether too"
+    )
+    parser.add_argument("--json", action="store_true", help="report as JSON")
+    parser.add_argument("-C", "--workspace", type=Path, help="the workspace (default: here)")
+    return parser
+
+
+def undo_command(ns: argparse.Namespace) -> int:
+    from tether.config import load_settings
+    from tether.ui.checkpoints import undo
+
+    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    return undo(
+        settings,
+        sys.stdout,
+        to=ns.to,
+        session=ns.session or None,
+        whole_session=ns.session is not None,
+        force=ns.force,
+        as_json=ns.json,
+    )

@@ -71,6 +71,9 @@ class Settings:
     allow_write: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()
     max_processes: int = 512
+    # Checkpoints of the workspace before and after each mutating step (for undo).
+    checkpoints: bool = True
+    checkpoint_max_file_bytes: int = 10 * 1024 * 1024
 
     def public(self) -> dict[str, Any]:
         """The settings as they may be written to a transcript: no secrets."""
@@ -97,6 +100,8 @@ class Settings:
             "allow_write": list(self.allow_write),
             "pass_env": list(self.pass_env),
             "max_processes": self.max_processes,
+            "checkpoints": self.checkpoints,
+            "checkpoint_max_file_bytes": self.checkpoint_max_file_bytes,
         }
 
 
@@ -116,6 +121,7 @@ class CliOverrides:
     deny: tuple[str, ...] = ()
     sandbox: str | None = None
     skip_sandbox: bool | None = None
+    checkpoints: bool | None = None
 
 
 # TOML keys: section -> key -> (Settings field, type)
@@ -202,6 +208,7 @@ def load_settings(
         "permission_mode",
         "sandbox",
         "skip_sandbox",
+        "checkpoints",
     ):
         given = getattr(overrides, name)
         if given is not None:
@@ -303,6 +310,7 @@ def _validate(s: Settings) -> None:
         "output_limit": s.output_limit,
         "loop_guard": s.loop_guard,
         "max_processes": s.max_processes,
+        "checkpoint max_file_bytes": s.checkpoint_max_file_bytes,
     }
     for name, value in positive.items():
         if value is not None and not (math.isfinite(value) and value > 0):

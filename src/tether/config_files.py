@@ -41,6 +41,10 @@ _TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
         "pass_env": ("pass_env", list),
         "max_processes": ("max_processes", int),
     },
+    "checkpoints": {
+        "enabled": ("checkpoints", bool),
+        "max_file_bytes": ("checkpoint_max_file_bytes", int),
+    },
 }
 _TOP_LEVEL: dict[str, tuple[str, type]] = {"permission_mode": ("permission_mode", str)}
 

@@ -25,6 +25,7 @@ __all__ = [
     "EXIT_LIMIT",
     "EXIT_OK",
     "EXIT_PROVIDER",
+    "EXIT_UNDO_CONFLICT",
     "EXIT_USAGE",
     "AuthenticationError",
     "BadRequestError",
@@ -45,6 +46,7 @@ EXIT_CONFIG = 3
 EXIT_PROVIDER = 4
 EXIT_LIMIT = 5
 EXIT_PATCH_FAILED = 6
+EXIT_UNDO_CONFLICT = 7
 EXIT_INTERRUPTED = 130
 
 

@@ -22,8 +22,16 @@ from tether.agent import Agent, Limits, RunResult
 from tether.config import Settings, public_endpoint
 from tether.context.system_prompt import build_system_prompt
 from tether.memory.sessions import Transcript, new_session_id
+from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
-from tether.observe.events import EventBus, Notice, PermissionChecked, SessionStarted
+from tether.observe.events import (
+    Event,
+    EventBus,
+    Notice,
+    PermissionChecked,
+    SessionStarted,
+    TurnStarted,
+)
 from tether.observe.redact import Redactor
 from tether.policy.actions import Decision
 from tether.policy.gate import Approver, Gate
@@ -109,12 +117,29 @@ class Session:
             bash_timeout=settings.bash_timeout,
             output_limit=settings.output_limit,
         )
+        self.checkpoints = (
+            StepCheckpoints(
+                partial(
+                    open_store, settings.home, workspace.root, settings.checkpoint_max_file_bytes
+                ),
+                session=self.session_id,
+                transcript=self.transcript,
+                warn=lambda text: self.bus.emit(Notice("warning", text)),
+                redact=self.redact,
+                read_only_command=_read_only_command,
+            )
+            if settings.checkpoints
+            else None
+        )
+        if self.checkpoints is not None:
+            self.bus.subscribe(self._count_turns)
         dispatcher = Dispatcher(
             Registry(builtin_tools()),
             context,
             timeout=settings.tool_timeout,
             on_internal_error=lambda text: self.bus.emit(Notice("debug", text)),
             gate=self.gate.check,
+            around=None if self.checkpoints is None else self.checkpoints.around,
         )
         self.agent = Agent(
             model=self.model,
@@ -140,6 +165,11 @@ class Session:
     def run(self, task: str) -> RunResult:
         return self.agent.run(task)
 
+    def _count_turns(self, event: Event) -> None:
+        """Checkpoints carry the session's turn number (turns counted across requests)."""
+        if isinstance(event, TurnStarted) and self.checkpoints is not None:
+            self.checkpoints.turn += 1
+
     def _report_decision(self, tool: str, decision: Decision, ran: bool) -> None:
         parts = tuple((p.text, p.verdict, p.reason) for p in decision.parts)
         event = PermissionChecked(
@@ -164,6 +194,12 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _read_only_command(command: str) -> bool:
+    from tether.policy.knowledge import is_read_only_script  # the parser loads on first use
+
+    return is_read_only_script(command)
 
 
 def _openai_model(settings: Settings) -> Model:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -83,8 +84,20 @@ def test_headless_run_fixes_the_bug(
         "tool",
     ] * 3 + ["assistant"]
     assert entries[-1]["type"] == "run_end" and entries[-1]["stop_reason"] == "completed"
-    state_text = "".join(p.read_text() for p in (tmp_path / "state").rglob("*") if p.is_file())
-    assert "sk-test-secret-0123456789" not in state_text
+    state = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
+    assert b"sk-test-secret-0123456789" not in state
+    # Checkpoint objects are compressed: read their messages (the commands) through git.
+    repos = list((tmp_path / "state" / "checkpoints").glob("*.git"))
+    assert len(repos) == 1
+    for repo in repos:
+        log = subprocess.run(
+            ["git", "--git-dir", str(repo), "log", "--format=%B", "refs/tether/latest"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "tether bash" in log or "tether str_replace" in log
+        assert "sk-test-secret-0123456789" not in log
     assert "sk-test-secret-0123456789" not in proc.stdout + proc.stderr
 
 

@@ -9,9 +9,12 @@ git would not see with a foreign `GIT_DIR`), never written.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,6 +198,40 @@ class CheckpointGit:
         attributes = info / "attributes"
         if not attributes.is_file() or attributes.read_bytes() != _ATTRIBUTES:
             attributes.write_bytes(_ATTRIBUTES)
+
+    @contextlib.contextmanager
+    def locked(self, wait_s: float = 30.0) -> Iterator[None]:
+        """One writer per checkpoint repository at a time, across processes and threads.
+
+        Once the lock is ours, git lock files left behind by a writer that was killed
+        are stale by definition; they are cleared, or every later checkpoint would fail.
+        """
+        path = self.git_dir / "tether.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise CheckpointError(
+                            f"checkpoint repo {self.git_dir} stayed busy for {wait_s:g} s "
+                            "(another tether process is recording or restoring)"
+                        ) from None
+                    time.sleep(0.02)
+            self._clear_stale_locks()
+            yield
+        finally:
+            os.close(fd)
+
+    def _clear_stale_locks(self) -> None:
+        stale = [self.git_dir / "tether-index.lock", self.git_dir / "packed-refs.lock"]
+        stale += (self.git_dir / "refs").rglob("*.lock")
+        for lock in stale:
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
 
     @staticmethod
     def _check_version(out: bytes) -> None:

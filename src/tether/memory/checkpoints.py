@@ -24,18 +24,17 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tether.memory.checkpoint_apply import apply_plan
 from tether.memory.checkpoint_git import (
     EMPTY_TREE,
     CheckpointError,
     CheckpointGit,
-    RawChange,
     global_excludes_file,
     user_exclude_file,
 )
@@ -47,6 +46,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointStore",
     "RestoreResult",
+    "store_path",
 ]
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -115,6 +115,13 @@ class _Snapshot:
     not_covered: tuple[str, ...]
 
 
+def store_path(home: Path, workspace: Path) -> Path:
+    """Where the checkpoints of `workspace` live (whether or not any exist yet)."""
+    real = os.path.realpath(workspace)
+    key = hashlib.sha256(os.fsencode(real)).hexdigest()[:20]
+    return Path(home) / "checkpoints" / f"{key}.git"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -129,8 +136,7 @@ class CheckpointStore:
         if not self.workspace.is_dir():
             raise CheckpointError(f"workspace {self.workspace} is not a directory")
         self.max_file_bytes = max_file_bytes
-        key = hashlib.sha256(os.fsencode(self.workspace)).hexdigest()[:20]
-        self.repo = Path(home) / "checkpoints" / f"{key}.git"
+        self.repo = store_path(home, self.workspace)
         self._user_exclude = user_exclude_file(self.workspace)
         self._own_exclude = _own_exclude(self.workspace, self.repo.parent)
         self._git = CheckpointGit(self.repo, self.workspace, global_excludes_file())
@@ -151,8 +157,9 @@ class CheckpointStore:
     def create(self, *, session: str, turn: int, tool: str, summary: str) -> Checkpoint:
         """Record the workspace now; no commit when nothing changed since the latest."""
         _check_session(session)
-        snap = self._snapshot()
-        return self._record(snap, session=session, turn=turn, tool=tool, summary=summary)
+        with self._git.locked():
+            snap = self._snapshot()
+            return self._record(snap, session=session, turn=turn, tool=tool, summary=summary)
 
     def settle(self, *, session: str, turn: int, tool: str, summary: str = "") -> Checkpoint:
         """Record the state after a step, so the agent's own edits are not outside edits."""
@@ -240,6 +247,21 @@ class CheckpointStore:
                 return cp
         return None
 
+    def session_start(self, session: str | None = None) -> Checkpoint | None:
+        """The state before a session (default: the latest one) first changed anything."""
+        entries = self._entries()
+        if session is None:
+            if not entries:
+                return None
+            session = entries[-1][0].session
+        by_commit = {cp.commit: cp for cp, _tree, _parent in entries}
+        for cp, _tree, parent in entries:
+            if cp.session == session:
+                if not cp.tool.startswith("after:"):
+                    return cp
+                return by_commit.get(parent)
+        return None
+
     def _entries(self) -> builtins.list[tuple[Checkpoint, str, str]]:
         entries = []
         for commit, tree, parent, body in reversed(self._git.log(LATEST)):
@@ -275,6 +297,12 @@ class CheckpointStore:
         `session`/`turn` label the two checkpoints the restore records; they default to
         those of the latest checkpoint.
         """
+        with self._git.locked():
+            return self._restore(checkpoint_id, force=force, session=session, turn=turn)
+
+    def _restore(
+        self, checkpoint_id: str, *, force: bool, session: str | None, turn: int | None
+    ) -> RestoreResult:
         target, target_tree = self._lookup(checkpoint_id)
         latest = self._git.resolve(LATEST)
         if latest is None:  # pragma: no cover - a checkpoint exists, so latest does
@@ -292,7 +320,7 @@ class CheckpointStore:
         before = self._record(
             snap, session=session, turn=turn, tool="undo", summary=f"before restoring {target.id}"
         )
-        written, deleted, skipped = self._apply(plan)
+        written, deleted, skipped = apply_plan(self.workspace, self._git, plan)
         after = self._record(
             self._snapshot(),
             session=session,
@@ -302,78 +330,6 @@ class CheckpointStore:
             restored=target.commit,
         )
         return RestoreResult(target, before, after, written, deleted, skipped, tuple(conflicts))
-
-    def _apply(
-        self, plan: builtins.list[RawChange]
-    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        """Deletions first (then their emptied directories), then writes."""
-        written: list[str] = []
-        deleted: list[str] = []
-        skipped: list[str] = []
-        for change in plan:
-            if change.new_mode != "000000":
-                continue
-            path = self.workspace / change.path
-            try:
-                if not stat.S_ISDIR(os.lstat(path).st_mode):
-                    path.unlink()
-                    deleted.append(change.path)
-            except FileNotFoundError:
-                deleted.append(change.path)
-            self._prune(path.parent)
-        writes = [c for c in plan if c.new_mode not in ("000000", "160000")]
-        blobs = self._git.read_blobs([c.new_sha for c in writes])
-        for change in writes:
-            if self._write(change, blobs[change.new_sha]):
-                written.append(change.path)
-            else:
-                skipped.append(change.path)
-        return tuple(written), tuple(deleted), tuple(skipped)
-
-    def _prune(self, directory: Path) -> None:
-        while directory != self.workspace and self.workspace in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                return
-            directory = directory.parent
-
-    def _write(self, change: RawChange, data: bytes) -> bool:
-        parts = change.path.split("/")
-        if any(p.lower() == ".git" or p in ("", ".", "..") for p in parts):
-            return False
-        directory = self.workspace
-        for part in parts[:-1]:  # never follow a symlink or replace a file on the way
-            directory = directory / part
-            try:
-                if not stat.S_ISDIR(os.lstat(directory).st_mode):
-                    return False
-            except FileNotFoundError:
-                directory.mkdir()
-        path = directory / parts[-1]
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            st = None
-        if st is not None and (stat.S_ISDIR(st.st_mode) or change.old_mode == "000000"):
-            return False  # an ignored or too-large file (or a directory) holds the place
-        tmp = directory / f".{parts[-1][:100]}.tether-{secrets.token_hex(4)}"
-        try:
-            if change.new_mode == "120000":
-                tmp.symlink_to(os.fsdecode(data))
-            else:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                if change.new_mode == "100755":
-                    mode = os.lstat(tmp).st_mode
-                    tmp.chmod(stat.S_IMODE(mode) | (stat.S_IMODE(mode) & 0o444) >> 2)
-            tmp.replace(path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise CheckpointError(f"cannot restore {change.path}: {exc}") from exc
-        return True
 
 
 def _own_exclude(workspace: Path, store_dir: Path) -> bytes:

@@ -40,7 +40,7 @@ from tether.policy.effects import Effect, dynamic, names, path_of, read_paths, w
 from tether.policy.envnames import risky_name
 from tether.policy.shellparse import Redirect, SimpleCommand, Word
 
-__all__ = ["Judgement", "judge", "judge_script"]
+__all__ = ["Judgement", "is_read_only_script", "judge", "judge_script"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +106,13 @@ def judge_script(source: str) -> tuple[list[Judgement], tuple[str, ...]]:
     """Parse `source` and judge every simple command; also the script's problems."""
     parsed = shellparse.parse(source)
     return [j for c in parsed.commands for j in judge(c)], parsed.problems
+
+
+def is_read_only_script(source: str) -> bool:
+    """True only when every command of `source` is known to change nothing: the test
+    for skipping a checkpoint, so anything unsure counts as a change."""
+    judgements, problems = judge_script(source)
+    return not problems and all(j.read_only for j in judgements)
 
 
 def program_name(text: str) -> str:

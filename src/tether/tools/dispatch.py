@@ -14,6 +14,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,7 +23,10 @@ from tether.errors import ToolError
 from tether.messages import ToolCall, ToolResult
 from tether.tools.registry import Registry, Tool, ToolContext
 
-__all__ = ["Dispatcher", "Interrupted"]
+__all__ = ["Around", "Dispatcher", "Interrupted"]
+
+# Wraps each permitted run of a tool (checkpoints): (call, tool name, bound arguments).
+Around = Callable[[ToolCall, str, dict[str, Any]], AbstractContextManager[None]]
 
 _SLACK_S = 1.0  # lets a tool that keeps its own time (bash) report its own timeout
 _GRACE_S = 3.0  # how long a cancelled tool gets to clean up (kill its processes)
@@ -51,7 +55,7 @@ class _Outcome:
 class Dispatcher:
     """Runs tool calls from the model against a registry, never raising on bad input."""
 
-    __slots__ = ("_context", "_gate", "_on_internal_error", "_registry", "_timeout")
+    __slots__ = ("_around", "_context", "_gate", "_on_internal_error", "_registry", "_timeout")
 
     def __init__(
         self,
@@ -61,10 +65,13 @@ class Dispatcher:
         timeout: float = 600.0,
         on_internal_error: Callable[[str], None] | None = None,
         gate: Callable[[str, dict[str, Any]], str | None] | None = None,
+        around: Around | None = None,
     ) -> None:
         """`gate(tool, arguments)` runs before each valid call: None lets it run, a
-        string refuses it (the string is what the model reads)."""
+        string refuses it (the string is what the model reads). `around` wraps each
+        run the gate let through."""
         self._gate = gate
+        self._around = around
         self._registry = registry
         self._context = context
         self._timeout = timeout
@@ -97,7 +104,10 @@ class Dispatcher:
             if refusal is not None:
                 return self._error(call, refusal)
         limit = self._timeout if timeout is None else max(0.0, min(timeout, self._timeout))
-        return self._run(call, tool, bound, limit)
+        if self._around is None:
+            return self._run(call, tool, bound, limit)
+        with self._around(call, tool.name, bound):
+            return self._run(call, tool, bound, limit)
 
     def _run(self, call: ToolCall, tool: Tool, bound: dict[str, Any], limit: float) -> ToolResult:
         ctx = replace(self._context, cancel=threading.Event())
