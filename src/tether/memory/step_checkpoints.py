@@ -18,11 +18,13 @@ import contextlib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.memory.checkpoints import Checkpoint, CheckpointError, CheckpointStore
 from tether.memory.sessions import Transcript
 from tether.messages import ToolCall
+
+if TYPE_CHECKING:  # the store (git, hashing) loads at the first mutating step, not at start
+    from tether.memory.checkpoints import Checkpoint, CheckpointStore
 
 __all__ = ["READ_ONLY_TOOLS", "StepCheckpoints"]
 
@@ -91,6 +93,8 @@ class StepCheckpoints:
     def store(self) -> CheckpointStore | None:
         """The store, opened on first use; None when checkpoints are off."""
         if self._store is None and not self._off:
+            from tether.memory.checkpoint_git import CheckpointError
+
             try:
                 self._store = self._open_store()
             except (CheckpointError, OSError) as exc:
@@ -106,6 +110,8 @@ class StepCheckpoints:
         summary: str,
         phase: str,
     ) -> None:
+        from tether.memory.checkpoint_git import CheckpointError
+
         try:
             cp = method(session=self._session, turn=self.turn, tool=tool, summary=summary)
         except (CheckpointError, OSError) as exc:
@@ -138,6 +144,8 @@ class StepCheckpoints:
 
 def open_store(home: Path, workspace: Path, max_file_bytes: int) -> CheckpointStore:
     """A `CheckpointStore` for the session's workspace (kept for `functools.partial`)."""
+    from tether.memory.checkpoints import CheckpointStore
+
     return CheckpointStore(home, workspace, max_file_bytes=max_file_bytes)
 
 
