@@ -16,11 +16,13 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from tether import __version__
 from tether.agent import Agent, Limits, RunResult
 from tether.config import Settings, public_endpoint
 from tether.context.system_prompt import build_system_prompt
+from tether.memory.checkpoint_git import CheckpointError
 from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
@@ -42,6 +44,9 @@ from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
+
+if TYPE_CHECKING:
+    from tether.memory.checkpoints import RestoreResult
 
 __all__ = ["Session"]
 
@@ -73,6 +78,7 @@ class Session:
         self.redact = Redactor([settings.api_key])
         self.model = model or _openai_model(settings)
         self.session_id = new_session_id()
+        self._notes: list[str] = []
         self.transcript = Transcript.create(
             settings.home,
             self.session_id,
@@ -163,7 +169,47 @@ class Session:
             self.bus.emit(Notice("warning", text))
 
     def run(self, task: str) -> RunResult:
+        """Work on `task`; notes about what happened between requests (an undo) go first."""
+        if self._notes:
+            task = "\n".join(self._notes) + "\n\n" + task
+            self._notes.clear()
         return self.agent.run(task)
+
+    def undo(self, to: str | None = None, *, force: bool = False) -> RestoreResult | None:
+        """Restore checkpoint `to` (default: before the last change); None: nothing to undo.
+
+        Recorded in the transcript, and told to the model with the next request, so
+        that it does not build on edits that are gone.
+        """
+        store = self.checkpoints.store() if self.checkpoints is not None else None
+        if store is None:
+            raise CheckpointError("checkpoints are off for this session")
+        target = store.get(to) if to else store.undo_target()
+        if target is None:
+            return None
+        turn = self.checkpoints.turn if self.checkpoints is not None else 0
+        result = store.restore(target.id, force=force, session=self.session_id, turn=turn)
+        self.transcript.append(
+            {
+                "type": "undo",
+                "target": target.id,
+                "before": result.before.id,
+                "after": result.after.id,
+                "written": list(result.written),
+                "deleted": list(result.deleted),
+                "overridden": list(result.overridden),
+            }
+        )
+        self.transcript.sync()
+        what = f"{target.tool} {target.summary}".strip()[:200]
+        files = [*result.written, *result.deleted]
+        shown = ", ".join(files[:20]) + (f" (+{len(files) - 20} more)" if len(files) > 20 else "")
+        self._notes.append(
+            f"[tether] The user undid changes: the workspace is back at checkpoint {target.id} "
+            f"(turn {target.turn}, {what}). Files restored or removed: {shown or 'none'}. "
+            "Changes made after that point are gone; read files again before editing them."
+        )
+        return result
 
     def _count_turns(self, event: Event) -> None:
         """Checkpoints carry the session's turn number (turns counted across requests)."""

@@ -227,3 +227,29 @@ def test_no_checkpoints_flag_records_nothing(
         assert run_cli(args, cwd=project, env=env).returncode == 0
     assert (project / "a").exists()
     assert not (tmp_path / "state" / "checkpoints").exists()
+
+
+def test_interactive_undo_is_recorded_and_told_to_the_model(
+    run_cli, cli_env, project: Path, transcript
+) -> None:
+    turns = [
+        Turn(tool_calls=(ScriptedCall("bash", {"command": "rm README.md"}),)),
+        Turn(text="Removed."),
+        Turn(text="Noted."),
+    ]
+    with ScriptedEndpoint(turns) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        lines = "remove the readme\n/checkpoints\n/undo\n/undo nothex\nwhat now?\n"
+        proc = run_cli(["--permission-mode", "auto"], cwd=project, env=env, input=lines)
+        requests = [r.body for r in endpoint.requests]
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "README.md").read_text() == "# project\n"
+    assert "after:bash" in proc.stdout and "rm README.md" in proc.stdout  # /checkpoints
+    assert "Restored checkpoint" in proc.stdout and "written: README.md" in proc.stdout
+    assert "Cannot undo:" in proc.stdout and "not a checkpoint id" in proc.stdout
+    last_user = requests[-1]["messages"][-1]
+    assert last_user["role"] == "user"
+    assert "[tether] The user undid changes" in last_user["content"]
+    assert "README.md" in last_user["content"] and last_user["content"].endswith("what now?")
+    undos = [e for e in transcript() if e["type"] == "undo"]
+    assert len(undos) == 1 and undos[0]["written"] == ["README.md"]

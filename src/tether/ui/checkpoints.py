@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tether.config import Settings
 from tether.errors import EXIT_OK, EXIT_UNDO_CONFLICT, UsageError
@@ -22,7 +22,10 @@ from tether.memory.checkpoints import (
     store_path,
 )
 
-__all__ = ["list_checkpoints", "undo"]
+if TYPE_CHECKING:
+    from tether.session import Session
+
+__all__ = ["list_checkpoints", "session_undo", "undo"]
 
 _SHOWN_FILES = 3
 
@@ -162,3 +165,26 @@ def _changes(cp: Checkpoint) -> str:
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= 100 else line[:97] + "..."
+
+
+def session_undo(session: Session, argument: str, out: TextIO) -> None:
+    """`/undo [ID] [--force]` inside an interactive session; `/checkpoints` lists."""
+    words = argument.split()
+    force = "--force" in words
+    ids = [w for w in words if w != "--force"]
+    if len(ids) > 1:
+        out.write("usage: /undo [CHECKPOINT] [--force]\n")
+        return
+    try:
+        result = session.undo(ids[0] if ids else None, force=force)
+    except CheckpointConflict as exc:
+        out.write(f"Nothing was changed: {exc}.\nUse /undo --force to restore anyway.\n")
+        return
+    except CheckpointError as exc:
+        out.write(f"Cannot undo: {exc}.\n")
+        return
+    if result is None:
+        out.write("Nothing to undo.\n")
+        return
+    _report(result, out)
+    out.write("The model is told about the undo with your next request.\n")

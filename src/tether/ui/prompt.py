@@ -22,7 +22,11 @@ from tether.ui.terminal import TerminalRenderer
 
 __all__ = ["interactive"]
 
-_HELP = "Type a request and press Enter. /exit or Ctrl-D leaves; Ctrl-C stops a step."
+_HELP = (
+    "Type a request and press Enter. /exit or Ctrl-D leaves; Ctrl-C stops a step.\n"
+    "/checkpoints lists what the agent changed; /undo [ID] [--force] goes back a step "
+    "(or to checkpoint ID)."
+)
 
 
 def interactive(
@@ -66,6 +70,15 @@ def interactive(
                 break
             if request == "/help":
                 out.write(_HELP + "\n")
+                continue
+            if request.split(" ", 1)[0] in ("/checkpoints", "/undo"):
+                from tether.ui.checkpoints import list_checkpoints, session_undo
+
+            if request == "/checkpoints" or request.startswith("/checkpoints "):
+                list_checkpoints(settings, out, session=session.session_id)
+                continue
+            if request == "/undo" or request.startswith("/undo "):
+                session_undo(session, request.removeprefix("/undo"), out)
                 continue
             try:
                 exit_code = session.run(request).exit_code
