@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.patch import PatchError, apply_patch_text, commit, parse, plan
+from tether.patch import PatchError, apply_patch_text, commit, parse, plan, touched
 from tether.patch import atomic as commit_module
 
 
@@ -143,3 +143,35 @@ def test_hunk_header_appears_in_second_hunk_errors(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "a.py: hunk 2 (@@ v20 = 20)" in message
     assert "    22\tv21 = 21" in message
+
+
+def test_touched_lists_every_path_and_how_without_reading_files(tmp_path: Path) -> None:
+    text = envelope(
+        "*** Add File: new.txt\n+x\n"
+        "*** Delete File: gone.txt\n"
+        "*** Update File: a.py\n@@\n-a\n+b\n"
+        "*** Update File: old.py\n*** Move to: new.py\n"
+        "*** Update File: a.py\n*** Move to: a.py\n@@\n-b\n+c\n"
+        "*** Add File: gone.txt\n+back\n"
+    )
+    assert touched(parse(text)) == (
+        ("new.txt", "write"),
+        ("gone.txt", "write"),
+        ("a.py", "edit"),
+        ("old.py", "write"),
+        ("new.py", "write"),
+    )
+    unified = (
+        "diff --git a/x b/y\nrename from x\nrename to y\n"
+        "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+n\n"
+        "diff --git a/d b/d\ndeleted file mode 100644\n--- a/d\n+++ /dev/null\n@@ -1 +0,0 @@\n-d\n"
+        "--- a/u\n+++ b/u\n@@ -1 +1 @@\n-u\n+v\n"
+    )
+    assert touched(parse(unified)) == (
+        ("x", "write"),
+        ("y", "write"),
+        ("n", "write"),
+        ("d", "write"),
+        ("u", "edit"),
+    )
+    assert list(tmp_path.iterdir()) == []

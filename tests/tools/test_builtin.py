@@ -11,6 +11,7 @@ def test_names_order_and_argument_contract() -> None:
         "read_file",
         "write_file",
         "str_replace",
+        "apply_patch",
         "list_files",
         "search_files",
     ]
@@ -19,6 +20,7 @@ def test_names_order_and_argument_contract() -> None:
         "read_file": ["path", "offset", "limit"],
         "write_file": ["path", "content"],
         "str_replace": ["path", "old_str", "new_str", "replace_all"],
+        "apply_patch": ["patch"],
         "list_files": ["path", "pattern"],
         "search_files": ["pattern", "path", "glob"],
     }
@@ -39,6 +41,7 @@ def test_required_arguments() -> None:
         "read_file": ["path"],
         "write_file": ["path", "content"],
         "str_replace": ["path", "old_str", "new_str"],
+        "apply_patch": ["patch"],
         "list_files": [],
         "search_files": ["pattern"],
     }

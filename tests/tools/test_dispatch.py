@@ -85,6 +85,7 @@ param_names = st.sampled_from(
         "n",
         "seconds",
         "command",
+        "patch",
         "x",
     ]
 )
@@ -116,6 +117,7 @@ names = st.sampled_from(
         "read_file",
         "write_file",
         "str_replace",
+        "apply_patch",
         "list_files",
         "search_files",
         "explode",
@@ -184,7 +186,9 @@ def test_unknown_tool_lists_the_real_ones(dispatcher: Dispatcher) -> None:
     assert result.is_error
     assert "no tool named 'read_fil'" in result.content
     assert "Did you mean 'read_file'?" in result.content
-    assert "bash, read_file, write_file, str_replace, list_files, search_files" in result.content
+    assert "bash, read_file, write_file, str_replace, apply_patch, list_files, search_files" in (
+        result.content
+    )
 
 
 def test_broken_json_says_where_and_shows_an_example(dispatcher: Dispatcher) -> None:

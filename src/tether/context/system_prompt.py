@@ -24,7 +24,8 @@ How to work:
 - If a tool returns an error, read it and correct the call; do not repeat a call
   that failed the same way twice.
 - Paths are relative to the workspace root. Prefer the file tools over shell commands
-  for reading and editing files (str_replace for edits, write_file for new files).
+  for reading and editing files (str_replace for one edit, apply_patch for several
+  edits or files at once, write_file for new files).
 - Shell commands run non-interactively with no stdin: pass flags that avoid prompts
   and pagers.
 - When you are done, stop calling tools and reply with what changed and how you

@@ -3,14 +3,15 @@
 Two formats, detected from the text: the `*** Begin Patch` envelope and unified
 diffs (`git diff`). `parse` turns either into a `Patch`; `plan` checks it against
 the files and returns each file's final bytes; `commit` writes them all or none.
-`apply_patch_text` does all three.
+`apply_patch_text` does all three; `touched` lists the paths a parsed patch
+changes, for the permission check before it runs.
 """
 
 from __future__ import annotations
 
 from tether.patch.apply import FileResult, Summary, apply_patch_text, plan
 from tether.patch.atomic import PlannedWrite, commit
-from tether.patch.model import FileChange, Hunk, Patch, PatchError
+from tether.patch.model import FileChange, Hunk, Patch, PatchError, Touch, touched
 from tether.patch.parse import parse
 
 __all__ = [
@@ -21,8 +22,10 @@ __all__ = [
     "PatchError",
     "PlannedWrite",
     "Summary",
+    "Touch",
     "apply_patch_text",
     "commit",
     "parse",
     "plan",
+    "touched",
 ]

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Action", "FileChange", "Hunk", "Op", "Patch", "PatchError"]
+__all__ = ["Action", "FileChange", "Hunk", "Op", "Patch", "PatchError", "Touch", "touched"]
 
 Action = Literal["add", "delete", "update"]
 # One hunk line: " " context, "-" removed, "+" added; the text has no line ending.
 Op = tuple[Literal[" ", "-", "+"], str]
+# How a patch touches a path, in the permission policy's terms: "write" replaces or
+# removes the whole file, "edit" changes part of it.
+Touch = tuple[str, Literal["write", "edit"]]
 
 
 class PatchError(Exception):
@@ -76,3 +79,27 @@ class Patch:
 
     changes: tuple[FileChange, ...]
     format: Literal["envelope", "unified"]
+
+
+def touched(patch: Patch) -> tuple[Touch, ...]:
+    """Every path `patch` changes and how, in patch order, each path once.
+
+    For the permission check before a patch runs: cheap and side-effect free (no
+    file is read). Adds and deletes are "write"; an update is "edit"; a move is
+    "write" at both ends, since the source goes away whole and the destination is
+    created whole. A path touched twice keeps the stronger kind, "write".
+    """
+    kinds: dict[str, Literal["write", "edit"]] = {}
+
+    def note(path: str, kind: Literal["write", "edit"]) -> None:
+        kinds[path] = "write" if "write" in (kind, kinds.get(path)) else "edit"
+
+    for change in patch.changes:
+        if change.action != "update":
+            note(change.path, "write")
+        elif change.move_to is None or change.move_to == change.path:
+            note(change.path, "edit")
+        else:
+            note(change.path, "write")
+            note(change.move_to, "write")
+    return tuple(kinds.items())

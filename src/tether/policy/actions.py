@@ -7,6 +7,7 @@ reasons, per part, so that every answer can be explained.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -92,3 +93,16 @@ class Decision:
     reason: str
     matched_rules: tuple[str, ...]
     parts: tuple[Part, ...]
+
+    @classmethod
+    def of(cls, parts: Sequence[Part]) -> Decision:
+        """The whole from its parts: the strictest verdict, the reason of the first part
+        with it, every matched rule once. One place, so an action judged in several
+        pieces (a shell line, a patch's files) is summed up like a single one."""
+        verdict = strictest([p.verdict for p in parts])
+        deciding = next((p for p in parts if p.verdict == verdict), None)
+        reason = deciding.reason if deciding is not None else "nothing to judge"
+        labels: list[str] = []
+        for part in parts:
+            labels.extend(label for label in part.matched_rules if label not in labels)
+        return cls(verdict, reason, tuple(labels), tuple(parts))

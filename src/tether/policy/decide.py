@@ -60,13 +60,7 @@ def decide(
         parts = [_path_item(action.path, kind, rules, where, tool=action.tool)]
     else:
         parts = [_tool_item(action, rules)]
-    verdict = strictest([p.verdict for p in parts])
-    deciding = next((p for p in parts if p.verdict == verdict), None)
-    reason = deciding.reason if deciding is not None else "nothing to judge"
-    labels: list[str] = []
-    for part in parts:
-        labels.extend(label for label in part.matched_rules if label not in labels)
-    return Decision(verdict, reason, tuple(labels), tuple(parts))
+    return Decision.of(parts)
 
 
 def is_protected(path: Path, workspace: Path) -> bool:

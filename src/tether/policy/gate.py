@@ -3,7 +3,8 @@
 `decide` is pure; the gate does the rest: it turns a tool call into an action, asks
 the user when the verdict is "ask" and someone can answer (interactive), remembers
 "always" answers as rules for the session or the project, and otherwise writes the
-refusal the model reads — saying why and how a user would allow it.
+refusal the model reads — saying why and how a user would allow it. An
+`apply_patch` call is judged by every file its patch touches (`patchcheck.py`).
 """
 
 from __future__ import annotations
@@ -87,19 +88,27 @@ class Gate:
         """None to run the call; otherwise the refusal, written for the model."""
         from tether.policy.decide import decide  # the parser loads on the first call, not at start
 
-        action = self.action(tool, arguments)
-        if action is None:
-            return None  # the tool itself refuses what cannot be placed
-        decision = decide(
-            action, self.rules, self.mode, workspace=self._workspace.root, home=self._home
-        )
-        refusal = self._outcome(tool, action, decision)
+        if tool == "apply_patch":
+            judged = self._patch(arguments)
+            if judged is None:
+                return None  # no patch at all: the tool refuses it, and writes nothing
+            subject, decision = judged
+        else:
+            action = self.action(tool, arguments)
+            if action is None:
+                return None  # the tool itself refuses what cannot be placed
+            decision = decide(
+                action, self.rules, self.mode, workspace=self._workspace.root, home=self._home
+            )
+            subject = _subject(action)
+        refusal = self._outcome(tool, subject, decision)
         if self._on_decision is not None:
             self._on_decision(tool, decision, refusal is None)
         return refusal
 
     def action(self, tool: str, arguments: Mapping[str, Any]) -> Action | None:
-        """What a tool call would do, in the policy's terms."""
+        """What a tool call would do, in the policy's terms (one action; `apply_patch`
+        touches many paths and is judged by `check` through `judge_patch` instead)."""
         try:
             if tool == "bash":
                 return ShellAction(str(arguments.get("command", "")))
@@ -107,16 +116,29 @@ class Gate:
                 return ReadAction(self._workspace.resolve(arguments.get("path") or "."), tool)
             if tool == "write_file":
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "write")
-            if tool in ("str_replace", "apply_patch") and "path" in arguments:
+            if tool == "str_replace":
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "edit")
         except (ToolError, KeyError, TypeError):
             return None
         return ToolAction(tool)
 
-    def _outcome(self, tool: str, action: Action, decision: Decision) -> str | None:
+    def _patch(self, arguments: Mapping[str, Any]) -> tuple[str, Decision] | None:
+        """Every file the patch touches, judged as one decision; None if it is no patch."""
+        from tether.patch import PatchError
+        from tether.policy.patchcheck import judge_patch
+
+        text = arguments.get("patch")
+        if not isinstance(text, str):
+            return None
+        try:
+            judged = judge_patch(text, self._workspace, self.rules, self.mode, home=self._home)
+        except (PatchError, ValueError):
+            return None
+        return judged.subject, judged.decision
+
+    def _outcome(self, tool: str, subject: str, decision: Decision) -> str | None:
         if decision.verdict == "allow":
             return None
-        subject = _subject(action)
         if decision.verdict == "deny":
             return f"Not allowed: {decision.reason}. The call `{subject}` was not run."
         wanted = proposals(decision, self._workspace.root)

@@ -2,7 +2,8 @@
 
 The same config files, flags and mode as a run, so a user can test a rule before
 relying on it. Text for people; `--json` for one decision; `--jsonl` for many
-actions read from stdin, one JSON object per line in and out.
+actions read from stdin, one JSON object per line in and out; an `apply_patch`
+line may carry the whole `"patch"` instead of a `"path"`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tether.config import Settings
+from tether.patch import PatchError
 from tether.policy.actions import Action, Decision, ReadAction, ShellAction, ToolAction, WriteAction
 from tether.policy.decide import decide
+from tether.policy.patchcheck import judge_patch
+from tether.sandbox.workspace import Workspace
 
 __all__ = ["check_command", "check_lines", "decision_object"]
 
@@ -44,11 +48,11 @@ def check_lines(settings: Settings, inp: TextIO, out: TextIO) -> int:
             continue
         try:
             request = json.loads(line)
-            action = _action(request, settings.workspace)
-        except (ValueError, TypeError) as exc:
+            decision = _judge(settings, request)
+        except (ValueError, TypeError, PatchError) as exc:
             out.write(json.dumps({"line": number, "error": str(exc)}) + "\n")
             continue
-        result = decision_object(_decide(settings, action), **request)
+        result = decision_object(decision, **request)
         out.write(json.dumps(result) + "\n")
         out.flush()
     return 0
@@ -74,14 +78,28 @@ def decision_object(decision: Decision, **request: Any) -> dict[str, Any]:
 
 
 def _decide(settings: Settings, action: Action) -> Decision:
-    home = Path(os.environ.get("HOME") or Path.home())
     return decide(
         action,
         settings.rules,
         settings.permission_mode,
         workspace=settings.workspace,
-        home=home,
+        home=_home(),
     )
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _judge(settings: Settings, request: Any) -> Decision:
+    """`{"tool": "apply_patch", "patch": ...}` is judged file by file, as in a run."""
+    if isinstance(request, dict) and request.get("tool") == "apply_patch":
+        text = request.get("patch")
+        if isinstance(text, str):
+            rules, mode = settings.rules, settings.permission_mode
+            workspace = Workspace(settings.workspace)
+            return judge_patch(text, workspace, rules, mode, home=_home()).decision
+    return _decide(settings, _action(request, settings.workspace))
 
 
 def _action(request: Any, workspace: Path) -> Action:
@@ -91,11 +109,14 @@ def _action(request: Any, workspace: Path) -> Action:
         return ShellAction(request["command"])
     tool = request.get("tool")
     if not isinstance(tool, str):
-        raise TypeError('give "command", or "tool" (with "path" for file tools)')
+        raise TypeError(
+            'give "command", or "tool" (with "path" for file tools, "patch" for apply_patch)'
+        )
     path = request.get("path")
     if tool in _READ_TOOLS or tool in ("write_file", "str_replace", "apply_patch"):
         if not isinstance(path, str):
-            raise TypeError(f'{tool} needs a "path"')
+            wanted = '"patch" (or a "path")' if tool == "apply_patch" else '"path"'
+            raise TypeError(f"{tool} needs a {wanted}")
         where = Path(path).expanduser()
         where = Path(os.path.normpath(where if where.is_absolute() else workspace / where))
         if tool in _READ_TOOLS:
