@@ -8,7 +8,6 @@ sure nothing else escapes.
 from __future__ import annotations
 
 from tether.errors import ToolError
-from tether.patch import PatchError, apply_patch_text
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import check_text
 
@@ -46,6 +45,8 @@ def apply_patch(ctx: ToolContext, patch: str) -> str:
     Args:
         patch: The patch text, in the envelope format or as a unified diff.
     """
+    from tether.patch import PatchError, apply_patch_text  # loads at the first patch, not at start
+
     check_text(patch, "The patch", allow_nul=True)
     if not patch.strip():
         raise ToolError("The patch is empty; send '*** Begin Patch' ... '*** End Patch'.")
