@@ -253,3 +253,28 @@ def test_interactive_undo_is_recorded_and_told_to_the_model(
     assert "README.md" in last_user["content"] and last_user["content"].endswith("what now?")
     undos = [e for e in transcript() if e["type"] == "undo"]
     assert len(undos) == 1 and undos[0]["written"] == ["README.md"]
+
+
+def test_a_patch_that_adds_over_a_file_is_undone_from_its_checkpoint(
+    run_cli, cli_env, project: Path
+) -> None:
+    """Add File over an existing file replaces it (the format's reference behaviour); the
+    checkpoint before the step keeps the old content, so undo brings it back."""
+    original = tree(project)
+    patch = (
+        "*** Begin Patch\n*** Add File: README.md\n+replaced\n"
+        "*** Update File: src/app.py\n@@\n def main():\n-    return 1\n+    return 3\n"
+        "*** End Patch\n"
+    )
+    turns = [Turn(tool_calls=(ScriptedCall("apply_patch", {"patch": patch}),)), Turn(text="ok")]
+    with ScriptedEndpoint(turns) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "x", "--permission-mode", "accept-edits"], cwd=project, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "README.md").read_text() == "replaced\n"
+    assert "return 3" in (project / "src/app.py").read_text()
+    listed = cli_json(run_cli, ["checkpoints"], project, env)
+    assert listed[-1]["tool"] == "after:apply_patch"
+    assert listed[-1]["summary"] == "README.md, src/app.py"
+    cli_json(run_cli, ["undo"], project, env)
+    assert tree(project) == original
