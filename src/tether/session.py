@@ -96,7 +96,7 @@ class Session:
             self.redact,
         )
         env = os.environ if environ is None else environ
-        workspace = Workspace(settings.workspace)
+        workspace = Workspace(settings.workspace, reserved=(settings.home,))
         self.gate = Gate(
             settings.rules,
             settings.permission_mode,
@@ -105,13 +105,14 @@ class Session:
             approver=approver,
             on_decision=self._report_decision,
         )
+        writable = tuple(
+            (workspace.root / Path(p).expanduser()).resolve() for p in settings.allow_write
+        )
         policy = SandboxPolicy(
             workspace=workspace.root,
             tmp=self._tmp,
-            writable=tuple(
-                (workspace.root / Path(p).expanduser()).resolve() for p in settings.allow_write
-            ),
-            readonly=protected_paths(workspace.root),
+            writable=writable,
+            readonly=protected_paths(workspace.root, state=settings.home, writable=writable),
             network=settings.sandbox_network,
             max_processes=settings.max_processes,
         )

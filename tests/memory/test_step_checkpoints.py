@@ -181,3 +181,31 @@ def test_concurrent_writers_keep_one_linear_chain(tmp_path: Path, ws: Path) -> N
     assert len(listed) >= 20  # a create that found nothing new makes no commit
     final = store.create(session="x", turn=0, tool="bash", summary="")
     assert final.unchanged  # the chain's newest commit holds every file written
+
+
+def test_a_hook_planted_in_the_store_never_runs(tmp_path: Path, ws: Path) -> None:
+    store = CheckpointStore(tmp_path / "home", ws)
+    hooks = store.repo / "hooks"
+    hooks.mkdir(exist_ok=True)
+    marker = tmp_path / "hook-ran"
+    for name in ("reference-transaction", "post-index-change", "pre-commit"):
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        hook.chmod(0o755)
+    (ws / "a.txt").write_text("changed\n")
+    store.create(session="s", turn=1, tool="bash", summary="")
+    store.restore(store.list()[0].id)
+    assert not marker.exists()
+
+
+def test_tools_may_not_touch_tethers_own_state(tmp_path: Path) -> None:
+    from tether.errors import ToolError
+    from tether.sandbox.workspace import Workspace
+
+    state = tmp_path / ".local" / "state" / "tether"
+    state.mkdir(parents=True)
+    workspace = Workspace(tmp_path, reserved=(state,))
+    for path in (".local/state/tether/checkpoints/x.git/hooks/post", str(state)):
+        with pytest.raises(ToolError, match="tether's own state"):
+            workspace.resolve(path)
+    assert workspace.resolve(".local/other") == tmp_path / ".local" / "other"

@@ -457,3 +457,45 @@ def test_the_endpoint_key_file_is_hidden(
     env = {**tool_environment(os.environ), "HOME": str(home)}
     result = run(box, base / "ws", "cat ~/.agents/env", env=env)
     assert "sk-in-a-file" not in result.output and result.exit_code != 0, result.output
+
+
+def test_tether_state_inside_the_workspace_is_read_only(box: Sandbox, base: Path) -> None:
+    """A workspace that is the home directory holds tether's state: its checkpoint
+    repositories are run by git outside the sandbox, so nothing inside may change them."""
+    ws = base / "ws"
+    state = ws / ".local" / "state" / "tether"
+    repo = state / "checkpoints" / "abc.git"
+    repo.mkdir(parents=True)
+    (repo / "config").write_text("[core]\n")
+    tmp = base / "private-tmp"
+    tmp.mkdir(exist_ok=True)
+    policy = SandboxPolicy(
+        workspace=ws, tmp=tmp, readonly=protected_paths(ws, state=state), network=False
+    )
+    command = (
+        "mkdir -p .local/state/tether/checkpoints/abc.git/hooks; "
+        "echo '[core] hooksPath=/x' >> .local/state/tether/checkpoints/abc.git/config; "
+        "rm -rf .local/state/tether; mv .local/state .local/moved; "
+        "touch outside-state.txt"
+    )
+    result = run_command(
+        command,
+        cwd=ws,
+        env=tool_environment(os.environ),
+        timeout=30,
+        launcher=partial(box.launch, policy=policy),
+    )
+    assert not (repo / "hooks").exists(), result.output
+    assert (repo / "config").read_text() == "[core]\n"
+    assert state.is_dir() and (ws / "outside-state.txt").exists()
+
+
+def test_state_elsewhere_is_not_mounted() -> None:
+    ws = Path(tempfile.mkdtemp(prefix="tether-ws-", dir="/var/tmp"))
+    try:
+        paths = protected_paths(ws, state=Path("/var/tmp/elsewhere-state"))
+        assert Path("/var/tmp/elsewhere-state") not in paths
+        inside = protected_paths(ws, state=ws / "state", writable=())
+        assert ws / "state" in inside and (ws / "state").is_dir()
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)

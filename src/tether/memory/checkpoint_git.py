@@ -37,6 +37,7 @@ _CONFIG = {
     "core.autocrlf": "false",
     "core.safecrlf": "false",
     "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,  # no hook runs, even one planted in our repository
     "core.untrackedCache": "true",
     "core.symlinks": "true",
     "core.fileMode": "true",

@@ -102,19 +102,34 @@ class Sandbox(Protocol):
         ...
 
 
-def protected_paths(workspace: Path) -> tuple[Path, ...]:
+def protected_paths(
+    workspace: Path, *, state: Path | None = None, writable: tuple[Path, ...] = ()
+) -> tuple[Path, ...]:
     """The paths inside a workspace that stay read-only under every backend.
 
     `.tether/` (where project config and permission rules live) and `.git/hooks`
     (when `.git` is a directory) are created if missing: a path can only be kept
     read-only while it exists, and one the agent could create could hold a rule
-    that allows everything, or a hook that runs at the user's next commit.
+    that allows everything, or a hook that runs at the user's next commit. tether's
+    own `state` directory joins them when it lies in a writable place (a workspace
+    that is the home directory): its checkpoint repositories are run by git outside
+    the sandbox, and its transcripts are the record of what the agent did.
     """
-    paths = (workspace / ".git" / "hooks", workspace / ".git" / "config", workspace / ".tether")
+    paths: tuple[Path, ...] = (
+        workspace / ".git" / "hooks",
+        workspace / ".git" / "config",
+        workspace / ".tether",
+    )
     for path in (paths[0], paths[2]):
         if path.parent.is_dir() and not os.path.lexists(path):
             with contextlib.suppress(OSError):  # unwritable: nothing can be planted either
                 path.mkdir()
+    if state is not None:
+        real = Path(os.path.realpath(state))
+        if any(real == w or w in real.parents for w in (workspace, *writable)):
+            with contextlib.suppress(OSError):
+                real.mkdir(parents=True, exist_ok=True)
+            paths += (real,)
     return paths
 
 

@@ -17,10 +17,13 @@ __all__ = ["Workspace"]
 class Workspace:
     """The directory the agent works in."""
 
-    __slots__ = ("root",)
+    __slots__ = ("reserved", "root")
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, *, reserved: tuple[Path, ...] = ()) -> None:
+        """`reserved`: directories inside the root that belong to tether itself (its state
+        directory, when the workspace is the home directory); no tool may touch them."""
         self.root = Path(os.path.realpath(root))
+        self.reserved = tuple(Path(os.path.realpath(p)) for p in reserved)
 
     def resolve(self, path: str) -> Path:
         """The real location of `path` (relative to the root), refused if outside it."""
@@ -38,6 +41,12 @@ class Workspace:
                 f"Path {path!r} resolves to {real}, outside the workspace {self.root}{via}. "
                 "Tools may only touch files inside the workspace."
             )
+        for own in self.reserved:
+            if real == own or own in real.parents:
+                raise ToolError(
+                    f"Path {path!r} is inside {own}, tether's own state (transcripts and "
+                    "checkpoints); tools may not touch it."
+                )
         return real
 
     def relative(self, path: Path) -> str:

@@ -92,7 +92,7 @@ def sandbox_exec(
             workspace=settings.workspace,
             tmp=Path(tmp),
             writable=allow_write,
-            readonly=protected_paths(settings.workspace),
+            readonly=protected_paths(settings.workspace, state=settings.home, writable=allow_write),
             network=network,
             max_processes=settings.max_processes,
         )
