@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -24,8 +25,10 @@ __all__ = [
     "EMPTY_TREE",
     "CheckpointError",
     "CheckpointGit",
+    "CheckpointTimeout",
     "RawChange",
     "global_excludes_file",
+    "read_small",
     "user_exclude_file",
 ]
 
@@ -60,6 +63,10 @@ class CheckpointError(TetherError):
     """Checkpointing failed: git missing, repository unusable, unknown checkpoint."""
 
 
+class CheckpointTimeout(CheckpointError):
+    """git did not finish in time: later checkpoints of this workspace would hang too."""
+
+
 @dataclass(frozen=True, slots=True)
 class RawChange:
     """One path that differs between two trees; mode "000000" means absent."""
@@ -74,26 +81,40 @@ def _is_sha(text: str) -> bool:
     return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
 
 
+def read_small(path: Path, limit: int = 1 << 20) -> bytes | None:
+    """A small regular file's bytes, or None: never through a final symlink, never
+    blocking on a FIFO, never more than `limit` bytes. The agent controls these files,
+    and tether reads them outside the sandbox."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        return os.read(fd, limit + 1)[:limit]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def user_exclude_file(workspace: Path) -> Path | None:
     """Where the user's repo keeps `info/exclude`, found without running git in it."""
     dotgit = workspace / ".git"
-    if dotgit.is_dir():
+    if dotgit.is_dir() and not dotgit.is_symlink():
         return dotgit / "info" / "exclude"
-    if not dotgit.is_file():
+    data = read_small(dotgit, 4096)
+    if data is None:
         return None
-    try:
-        text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
+    text = data.decode("utf-8", errors="replace").strip()
     if not text.startswith("gitdir:"):
         return None
     gitdir = workspace / text[len("gitdir:") :].strip()  # an absolute path replaces the base
-    commondir = gitdir / "commondir"
-    if commondir.is_file():  # a linked worktree: excludes live in the main repo
-        try:
-            gitdir = gitdir / commondir.read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
+    common = read_small(gitdir / "commondir", 4096)
+    if common is not None:  # a linked worktree: excludes live in the main repo
+        gitdir = gitdir / common.decode("utf-8", errors="replace").strip()
     return gitdir / "info" / "exclude"
 
 
@@ -125,8 +146,13 @@ def global_excludes_file() -> str:
 class CheckpointGit:
     """Runs git against the checkpoint repository with a sealed environment."""
 
-    def __init__(self, git_dir: Path, work_tree: Path, excludes_file: str) -> None:
+    def __init__(
+        self, git_dir: Path, work_tree: Path, excludes_file: str, *, timeout_s: float = 60.0
+    ) -> None:
+        """`timeout_s` bounds each git command: a FIFO named `.gitignore` in the
+        workspace makes git block reading it for ever."""
         self.git_dir = git_dir
+        self.timeout_s = timeout_s
         self.work_tree = work_tree
         config = {**_CONFIG, "core.excludesFile": excludes_file}
         env = {
@@ -176,7 +202,13 @@ class CheckpointGit:
                 cwd=self.work_tree,
                 capture_output=True,
                 check=False,
+                timeout=self.timeout_s,
             )
+        except subprocess.TimeoutExpired:
+            raise CheckpointTimeout(
+                f"git {args[0]} did not finish within {self.timeout_s:g} s in {self.work_tree} "
+                "(a FIFO or device named .gitignore, or a very large workspace?)"
+            ) from None
         except OSError as exc:
             raise CheckpointError(f"cannot run git ({exc}); checkpoints need the git CLI") from exc
         if proc.returncode not in allow:

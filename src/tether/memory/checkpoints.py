@@ -19,7 +19,6 @@ checkpoint and only edits made since by someone else count as outside changes, w
 from __future__ import annotations
 
 import builtins
-import contextlib
 import hashlib
 import json
 import os
@@ -36,8 +35,8 @@ from tether.memory.checkpoint_git import (
     CheckpointError,
     CheckpointGit,
     global_excludes_file,
-    user_exclude_file,
 )
+from tether.memory.checkpoint_ignore import inherited_excludes
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -130,16 +129,22 @@ class CheckpointStore:
     """Records and restores checkpoints of one workspace."""
 
     def __init__(
-        self, home: Path, workspace: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self,
+        home: Path,
+        workspace: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        git_timeout_s: float = 60.0,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         if not self.workspace.is_dir():
             raise CheckpointError(f"workspace {self.workspace} is not a directory")
         self.max_file_bytes = max_file_bytes
         self.repo = store_path(home, self.workspace)
-        self._user_exclude = user_exclude_file(self.workspace)
         self._own_exclude = _own_exclude(self.workspace, self.repo.parent)
-        self._git = CheckpointGit(self.repo, self.workspace, global_excludes_file())
+        self._git = CheckpointGit(
+            self.repo, self.workspace, global_excludes_file(), timeout_s=git_timeout_s
+        )
         self._git.init()
         meta = self.repo / "workspace.json"
         try:
@@ -166,11 +171,7 @@ class CheckpointStore:
         return self.create(session=session, turn=turn, tool=f"after:{tool}", summary=summary)
 
     def _snapshot(self) -> _Snapshot:
-        exclude = b""
-        if self._user_exclude is not None:
-            with contextlib.suppress(OSError):
-                exclude = self._user_exclude.read_bytes()
-        self._git.sync_exclude(exclude + self._own_exclude)
+        self._git.sync_exclude(inherited_excludes(self.workspace) + self._own_exclude)
         excluded: list[str] = []
         not_covered: list[str] = []
         for rel in self._git.candidates():

@@ -80,6 +80,8 @@ class StepCheckpoints:
     def around(self, call: ToolCall, tool: str, arguments: Mapping[str, Any]) -> Iterator[None]:
         """Record before and after the step; the step runs whatever happens here."""
         store = self.store() if self.mutating(tool, arguments) else None
+        if self._off:
+            store = None
         if store is None:
             yield
             return
@@ -93,11 +95,9 @@ class StepCheckpoints:
     def store(self) -> CheckpointStore | None:
         """The store, opened on first use; None when checkpoints are off."""
         if self._store is None and not self._off:
-            from tether.memory.checkpoint_git import CheckpointError
-
             try:
                 self._store = self._open_store()
-            except (CheckpointError, OSError) as exc:
+            except Exception as exc:  # git missing, state unwritable: run on without undo
                 self._off = True
                 self._tell(f"Checkpoints are off for this session, so undo will not work: {exc}")
         return self._store
@@ -110,11 +110,17 @@ class StepCheckpoints:
         summary: str,
         phase: str,
     ) -> None:
-        from tether.memory.checkpoint_git import CheckpointError
+        from tether.memory.checkpoint_git import CheckpointTimeout
 
+        if self._off:
+            return
         try:
             cp = method(session=self._session, turn=self.turn, tool=tool, summary=summary)
-        except (CheckpointError, OSError) as exc:
+        except CheckpointTimeout as exc:
+            self._off = True  # every later checkpoint would wait just as long
+            self._tell(f"Checkpoints are off for the rest of this session: {exc}")
+            return
+        except Exception as exc:  # whatever goes wrong here, the step itself must run
             self._tell(f"A checkpoint {phase} {tool} failed; undo may not cover this step: {exc}")
             return
         self.last = cp

@@ -1,0 +1,122 @@
+"""Workspaces the agent has made hostile to tether's checkpoints, which run outside the
+sandbox: FIFOs and links where git's own files are read, names git refuses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tether.memory.checkpoint_git import CheckpointTimeout
+from tether.memory.checkpoints import CheckpointStore
+from tether.memory.sessions import Transcript
+from tether.memory.step_checkpoints import StepCheckpoints
+from tether.messages import ToolCall
+from tether.observe.redact import Redactor
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "userhome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+
+
+def git(cwd: Path, *args: str) -> None:
+    cmd = ["git", "-c", "user.name=u", "-c", "user.email=u@example.com", *args]
+    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+
+
+def files_in(store: CheckpointStore, commit: str) -> set[str]:
+    out = subprocess.run(
+        ["git", f"--git-dir={store.repo}", "ls-tree", "-r", "--name-only", "-z", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero", "huge"])
+def test_a_hostile_info_exclude_neither_hangs_nor_floods(tmp_path: Path, kind: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / "a.txt").write_text("a\n")
+    exclude = ws / ".git" / "info" / "exclude"
+    exclude.unlink()
+    if kind == "fifo":
+        os.mkfifo(exclude)
+    elif kind == "huge":
+        exclude.write_bytes(b"#" * (8 << 20))
+    else:
+        exclude.symlink_to("/dev/zero")
+    began = time.monotonic()
+    cp = CheckpointStore(tmp_path / "home", ws).create(session="s", turn=1, tool="bash", summary="")
+    assert time.monotonic() - began < 20
+    assert "a.txt" in cp.added
+
+
+def test_a_hostile_dot_git_file_is_not_read_blocking(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / ".git")
+    (ws / "a.txt").write_text("a\n")
+    cp = CheckpointStore(tmp_path / "home", ws).create(session="s", turn=1, tool="bash", summary="")
+    assert cp.added == ("a.txt",)
+
+
+def test_a_fifo_named_gitignore_times_out_and_turns_checkpoints_off(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    warnings: list[str] = []
+    transcript = Transcript.create(tmp_path / "home", "s", {}, Redactor([]))
+    hook = StepCheckpoints(
+        lambda: CheckpointStore(tmp_path / "home", ws, git_timeout_s=1.0),
+        session="s",
+        transcript=transcript,
+        warn=warnings.append,
+    )
+    with hook.around(ToolCall("1", "bash", "{}"), "bash", {"command": "mkfifo .gitignore"}):
+        os.mkfifo(ws / ".gitignore")
+    began = time.monotonic()
+    for n in range(3):  # off now: no more waiting
+        with hook.around(ToolCall(str(n), "bash", "{}"), "bash", {"command": "touch b"}):
+            pass
+    assert time.monotonic() - began < 1.0
+    assert len(warnings) == 1 and "Checkpoints are off" in warnings[0]
+    with pytest.raises(CheckpointTimeout):
+        CheckpointStore(tmp_path / "home", ws, git_timeout_s=0.5).create(
+            session="s", turn=1, tool="bash", summary=""
+        )
+
+
+def test_a_subdirectory_workspace_inherits_the_repositorys_ignores(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    ws = repo / "apps" / "frontend"
+    (ws / "node_modules" / "p").mkdir(parents=True)
+    (ws / "src").mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text(
+        "node_modules/\n.env\n/apps/frontend/dist/\n/apps/*/cache\n/other/x\n!keep.env\n"
+        "apps/**/secret.txt\n# comment\n\n"
+    )
+    (repo / "apps" / ".gitignore").write_text("/frontend/tmp/\n*.log\n")
+    (repo / ".git" / "info" / "exclude").write_text("/apps/frontend/local.cfg\n")
+    for rel in (
+        "node_modules/p/i.js", ".env", "keep.env", "dist/app.js", "cache", "tmp/t", "x.log",
+        "src/secret.txt", "local.cfg", "src/app.js", "other/x",
+    ):  # fmt: skip
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rel)
+    cp = CheckpointStore(tmp_path / "home", ws).create(session="s", turn=1, tool="bash", summary="")
+    assert files_in(CheckpointStore(tmp_path / "home", ws), cp.commit) == {
+        "keep.env",
+        "src/app.js",
+        "other/x",
+    }
