@@ -120,3 +120,29 @@ def test_a_subdirectory_workspace_inherits_the_repositorys_ignores(tmp_path: Pat
         "src/app.js",
         "other/x",
     }
+
+
+def test_names_git_refuses_are_left_out_not_fatal(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    names = [".GIT/y", "sub/.GiT/z", "GIT~1/x", ".git /x", ".git::$INDEX_ALLOCATION/x", "ok.txt"]
+    for rel in names:
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rel)
+    (ws / ".gitmodules").symlink_to("ok.txt")
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    stored = files_in(store, cp.commit)
+    assert {"ok.txt", "GIT~1/x"} <= stored
+    assert not any(p.split("/")[0].lower() == ".git" for p in stored)
+    assert {".GIT/y", "sub/.GiT/z"} <= set(cp.not_covered)
+    assert set(stored) | set(cp.not_covered) >= set(names) - {
+        ".git /x",
+        ".git::$INDEX_ALLOCATION/x",
+    }
+    # Later checkpoints and a restore still work.
+    (ws / "ok.txt").write_text("changed")
+    store.create(session="s", turn=2, tool="bash", summary="")
+    store.restore(cp.id)
+    assert (ws / "ok.txt").read_text() == "ok.txt"

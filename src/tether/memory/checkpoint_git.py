@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import stat
 import subprocess
 import time
@@ -35,11 +36,20 @@ __all__ = [
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MIN_GIT = (2, 31)  # GIT_CONFIG_COUNT; --pathspec-from-file needs 2.25
 
+# git's complaints about one path it will not store; the path is then left out.
+_REFUSED = re.compile(
+    rb"^error: (?:invalid path|unable to index file|unable to add) '(.*)'(?: to index)?$",
+    re.MULTILINE,
+)
+_MAX_REFUSED_ROUNDS = 20
+
 # Given on every call through GIT_CONFIG_COUNT, so they win over any file-based config.
 _CONFIG = {
     "core.autocrlf": "false",
     "core.safecrlf": "false",
     "core.fsmonitor": "false",
+    "core.protectNTFS": "false",  # store `GIT~1/x` like any name; Linux is no NTFS
+    "core.protectHFS": "false",
     "core.hooksPath": os.devnull,  # no hook runs, even one planted in our repository
     "core.untrackedCache": "true",
     "core.symlinks": "true",
@@ -61,6 +71,10 @@ _ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding\n"
 
 class CheckpointError(TetherError):
     """Checkpointing failed: git missing, repository unusable, unknown checkpoint."""
+
+    def __init__(self, message: str, detail: bytes = b"") -> None:
+        super().__init__(message)
+        self.detail = detail  # git's stderr, when git failed
 
 
 class CheckpointTimeout(CheckpointError):
@@ -213,7 +227,9 @@ class CheckpointGit:
             raise CheckpointError(f"cannot run git ({exc}); checkpoints need the git CLI") from exc
         if proc.returncode not in allow:
             err = os.fsdecode(proc.stderr).strip() or f"exit status {proc.returncode}"
-            raise CheckpointError(f"git {args[0]} failed in checkpoint repo {self.git_dir}: {err}")
+            raise CheckpointError(
+                f"git {args[0]} failed in checkpoint repo {self.git_dir}: {err}", proc.stderr
+            )
         return proc.stdout
 
     def init(self) -> None:
@@ -293,23 +309,41 @@ class CheckpointGit:
         out = self.run("ls-files", "-z", "-m", "-o", "--exclude-standard")
         return [os.fsdecode(p) for p in out.split(b"\0") if p]
 
-    def stage(self, excluded: Iterable[str]) -> str:
+    def stage(self, excluded: Iterable[str]) -> tuple[str, list[str]]:
         """Bring the private index to the workspace state (stat cache: only changes are
-        hashed) and return its tree id; `excluded` paths stay out of the index."""
+        hashed); return its tree id and the paths git refused (left out, like
+        `excluded`): an unreadable file, a name git will not store. One such path must
+        not make every later checkpoint fail."""
+        left_out = list(excluded)
+        refused: list[str] = []
+        for _attempt in range(_MAX_REFUSED_ROUNDS):
+            try:
+                self._add(left_out)
+            except CheckpointError as exc:
+                names = [os.fsdecode(m) for m in _REFUSED.findall(exc.detail)]
+                new = [n for n in dict.fromkeys(names) if n not in left_out]
+                if not new:
+                    raise
+                left_out += new
+                refused += new
+                continue
+            return self.run("write-tree").decode().strip(), refused
+        raise CheckpointError(f"git refused too many paths in {self.work_tree}: {refused[:10]}")
+
+    def _add(self, excluded: list[str]) -> None:
         specs = b"".join(b":(literal)" + os.fsencode(p) + b"\0" for p in excluded)
-        if specs:
-            self.run(
-                "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch",
-                "--pathspec-from-file=-", "--pathspec-file-nul", stdin=specs,
-            )  # fmt: skip
-            excludes = specs.replace(b":(literal)", b":(exclude,literal)")
-            self.run(
-                "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                stdin=b".\0" + excludes,
-            )  # fmt: skip
-        else:
+        if not specs:
             self.run("add", "-A")
-        return self.run("write-tree").decode().strip()
+            return
+        self.run(
+            "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch",
+            "--pathspec-from-file=-", "--pathspec-file-nul", stdin=specs,
+        )  # fmt: skip
+        excludes = specs.replace(b":(literal)", b":(exclude,literal)")
+        self.run(
+            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+            stdin=b".\0" + excludes,
+        )  # fmt: skip
 
     def resolve(self, rev: str) -> tuple[str, str] | None:
         """(commit, tree) of a revision, or None when it does not exist."""

@@ -179,6 +179,10 @@ class CheckpointStore:
                 excluded.append(rel.rstrip("/"))
                 not_covered.append(rel)
                 continue
+            if any(part.lower() == ".git" for part in rel.split("/")):
+                excluded.append(rel)  # `.GIT/x`: git refuses it, a restore never writes it
+                not_covered.append(rel)
+                continue
             try:
                 st = os.lstat(self.workspace / rel)
             except OSError:
@@ -186,7 +190,8 @@ class CheckpointStore:
             if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
                 excluded.append(rel)
                 not_covered.append(rel)
-        return _Snapshot(self._git.stage(excluded), tuple(sorted(not_covered)))
+        tree, refused = self._git.stage(excluded)
+        return _Snapshot(tree, tuple(sorted([*not_covered, *refused])))
 
     def _record(
         self,
