@@ -140,6 +140,7 @@ class Session:
         )
         if self.checkpoints is not None:
             self.bus.subscribe(self._count_turns)
+        self.bus.subscribe(self._record_warnings)
         dispatcher = Dispatcher(
             Registry(builtin_tools()),
             context,
@@ -211,6 +212,11 @@ class Session:
             "Changes made after that point are gone; read files again before editing them."
         )
         return result
+
+    def _record_warnings(self, event: Event) -> None:
+        """Warnings (no undo, a weaker sandbox) belong in the record of the session."""
+        if isinstance(event, Notice) and event.level in ("warning", "error"):
+            self.transcript.append({"type": "notice", "level": event.level, "text": event.text})
 
     def _count_turns(self, event: Event) -> None:
         """Checkpoints carry the session's turn number (turns counted across requests)."""

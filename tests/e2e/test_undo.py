@@ -278,3 +278,47 @@ def test_a_patch_that_adds_over_a_file_is_undone_from_its_checkpoint(
     assert listed[-1]["summary"] == "README.md, src/app.py"
     cli_json(run_cli, ["undo"], project, env)
     assert tree(project) == original
+
+
+def test_a_run_without_checkpoints_says_so_and_goes_on(
+    run_cli, cli_env, project: Path, tmp_path: Path, transcript
+) -> None:
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "checkpoints").write_text("not a directory\n")
+    turns = [
+        Turn(tool_calls=(ScriptedCall("bash", {"command": "touch one"}),)),
+        Turn(tool_calls=(ScriptedCall("bash", {"command": "touch two"}),)),
+        Turn(text="ok"),
+    ]
+    with ScriptedEndpoint(turns) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "x", "--permission-mode", "auto"], cwd=project, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "one").exists() and (project / "two").exists()
+    assert proc.stderr.count("undo will not work") == 1, proc.stderr
+    notices = [e for e in transcript() if e["type"] == "notice"]
+    assert len(notices) == 1 and "Checkpoints are off" in notices[0]["text"]
+
+
+def test_undoing_an_earlier_session_names_the_later_ones(
+    run_cli, cli_env, project: Path, tmp_path: Path
+) -> None:
+    sessions = []
+    for name in ("first.txt", "second.txt"):
+        turns = [
+            Turn(tool_calls=(ScriptedCall("bash", {"command": f"touch {name}"}),)),
+            Turn(text="ok"),
+        ]
+        with ScriptedEndpoint(turns) as endpoint:
+            env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+            args = ["-p", "x", "--permission-mode", "auto", "--output-format", "json"]
+            proc = run_cli(args, cwd=project, env=env)
+        assert proc.returncode == 0, proc.stderr
+        sessions.append(json.loads(proc.stdout)["session_id"])
+    (project / "bad\x1b[2Jname").write_text("x")  # an outside change with a hostile name
+    proc = run_cli(["undo", "--session", sessions[0]], cwd=project, env=env)
+    assert proc.returncode == 7 and "\x1b" not in proc.stdout and "\\x1b[2Jname" in proc.stdout
+    (project / "bad\x1b[2Jname").unlink()
+    result = cli_json(run_cli, ["undo", "--session", sessions[0]], project, env)
+    assert result["later_sessions"] == [sessions[1]]
+    assert not (project / "first.txt").exists() and not (project / "second.txt").exists()

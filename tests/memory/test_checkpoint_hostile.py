@@ -146,3 +146,59 @@ def test_names_git_refuses_are_left_out_not_fatal(tmp_path: Path) -> None:
     store.create(session="s", turn=2, tool="bash", summary="")
     store.restore(cp.id)
     assert (ws / "ok.txt").read_text() == "ok.txt"
+
+
+def test_undo_keeps_files_the_checkpoint_ignored(tmp_path: Path) -> None:
+    """The agent un-ignores `.env`; undoing that must not delete `.env`."""
+    ws = tmp_path / "ws"
+    (ws / "node_modules" / "pkg").mkdir(parents=True)
+    (ws / ".gitignore").write_text(".env\nnode_modules/\n")
+    (ws / ".env").write_text("SECRET=1\n")
+    (ws / "node_modules" / "pkg" / "index.js").write_text("x\n")
+    (ws / "a.txt").write_text("a\n")
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "made.txt").write_text("new\n")
+    store.settle(session="s", turn=1, tool="bash")
+    result = store.restore(cp.id)
+    assert (ws / ".env").read_text() == "SECRET=1\n"
+    assert (ws / "node_modules" / "pkg" / "index.js").exists()
+    assert not (ws / "made.txt").exists()
+    assert (ws / ".gitignore").read_text() == ".env\nnode_modules/\n"
+    assert set(result.kept) == {".env", "node_modules/pkg/index.js"}
+    assert result.deleted == ("made.txt",)
+
+
+def test_undo_keeps_a_file_the_checkpoint_did_not_cover(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.log").write_bytes(b"x" * 5000)
+    store = CheckpointStore(tmp_path / "home", ws, max_file_bytes=1000)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    assert cp.not_covered == ("big.log",)
+    (ws / "big.log").write_bytes(b"small")  # now under the limit: recorded at settle
+    store.settle(session="s", turn=1, tool="bash")
+    result = store.restore(cp.id)
+    assert (ws / "big.log").read_bytes() == b"small"  # not deleted: never held
+    assert result.kept == ("big.log",)
+
+
+def test_restore_keeps_permission_bits_and_long_names(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    key = ws / "key"
+    key.write_text("secret v1\n")
+    key.chmod(0o600)
+    long_name = "文" * 80 + ".txt"  # 240 bytes: a temporary name built from it would not fit
+    (ws / long_name).write_text("v1\n")
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    key.write_text("secret v2\n")
+    (ws / long_name).write_text("v2\n")
+    store.settle(session="s", turn=1, tool="bash")
+    result = store.restore(cp.id)
+    assert key.read_text() == "secret v1\n" and (key.stat().st_mode & 0o777) == 0o600
+    assert (ws / long_name).read_text() == "v1\n"
+    assert set(result.written) == {"key", long_name}
+    assert not [p for p in ws.iterdir() if p.name.startswith(".tether-restore-")]

@@ -1,9 +1,16 @@
-"""Writing a restore plan into the workspace: deletions, then files, never through links.
+"""Writing a restore plan into the workspace: never through links, never losing a file
+the checkpoint did not hold.
 
 Kept apart from the store so that what touches the user's files is small enough to
-read in one sitting: it never writes below a symlink or over a directory, never
+read in one sitting. It never writes below a symlink or over a directory, never
 replaces a file that an ignored or too-large file occupies, never writes into `.git`,
-and replaces each file atomically (a temporary file beside it, then a rename).
+and replaces each file atomically (a temporary file beside it, then a rename), keeping
+the permission bits of the file it replaces.
+
+A file present now and absent from the checkpoint is deleted only if the checkpoint
+would have held it: not if the checkpoint listed it as not covered (too large, a
+nested repository), and not if the checkpoint's own ignore rules ignore it (an agent
+that rewrote `.gitignore` made `.env` visible; undoing that must not delete `.env`).
 """
 
 from __future__ import annotations
@@ -12,39 +19,70 @@ import contextlib
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from tether.memory.checkpoint_git import CheckpointError, CheckpointGit, RawChange
 
-__all__ = ["apply_plan"]
+__all__ = ["Applied", "apply_plan"]
+
+_IGNORE_FILES = frozenset({".gitignore"})
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    written: tuple[str, ...]
+    deleted: tuple[str, ...]
+    skipped: tuple[str, ...]  # a directory, link or ignored file holds the place
+    kept: tuple[str, ...]  # present now, not held by the checkpoint: left alone
 
 
 def apply_plan(
-    workspace: Path, git: CheckpointGit, plan: list[RawChange]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(written, deleted, skipped): deletions first (then emptied directories), then writes."""
+    workspace: Path, git: CheckpointGit, plan: list[RawChange], not_covered: tuple[str, ...]
+) -> Applied:
+    """Ignore files first, then deletions (and emptied directories), then other files."""
+    writes = [c for c in plan if c.new_mode not in ("000000", "160000")]
+    blobs = git.read_blobs([c.new_sha for c in writes])  # all read before anything changes
     written: list[str] = []
-    deleted: list[str] = []
     skipped: list[str] = []
-    for change in plan:
-        if change.new_mode != "000000":
+
+    def write(change: RawChange) -> None:
+        (written if _write(workspace, change, blobs[change.new_sha]) else skipped).append(
+            change.path
+        )
+
+    rules = []  # ignore files that could be written before the deletions
+    for change in writes:
+        if change.path.rsplit("/", 1)[-1] in _IGNORE_FILES and _write(
+            workspace, change, blobs[change.new_sha]
+        ):
+            written.append(change.path)
+            rules.append(change)
+    removals = [c.path for c in plan if c.new_mode == "000000"]
+    kept = [p for p in removals if _held_back(p, not_covered)]
+    candidates = [p for p in removals if p not in kept]
+    ignored = git.check_ignored(candidates)
+    kept += [p for p in candidates if p in ignored]
+    deleted: list[str] = []
+    for rel in candidates:
+        if rel in ignored:
             continue
-        path = workspace / change.path
+        path = workspace / rel
         try:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 path.unlink()
-                deleted.append(change.path)
+                deleted.append(rel)
         except FileNotFoundError:
-            deleted.append(change.path)
+            deleted.append(rel)
         _prune(workspace, path.parent)
-    writes = [c for c in plan if c.new_mode not in ("000000", "160000")]
-    blobs = git.read_blobs([c.new_sha for c in writes])
     for change in writes:
-        if _write(workspace, change, blobs[change.new_sha]):
-            written.append(change.path)
-        else:
-            skipped.append(change.path)
-    return tuple(written), tuple(deleted), tuple(skipped)
+        if change not in rules:
+            write(change)
+    return Applied(tuple(written), tuple(deleted), tuple(skipped), tuple(sorted(kept)))
+
+
+def _held_back(rel: str, not_covered: tuple[str, ...]) -> bool:
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in not_covered)
 
 
 def _prune(workspace: Path, directory: Path) -> None:
@@ -75,20 +113,49 @@ def _write(workspace: Path, change: RawChange, data: bytes) -> bool:
         st = None
     if st is not None and (stat.S_ISDIR(st.st_mode) or change.old_mode == "000000"):
         return False  # an ignored or too-large file (or a directory) holds the place
-    tmp = directory / f".{parts[-1][:100]}.tether-{secrets.token_hex(4)}"
+    tmp = directory / f".tether-restore-{secrets.token_hex(6)}"  # short: any name fits
     try:
         if change.new_mode == "120000":
             tmp.symlink_to(os.fsdecode(data))
         else:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            if change.new_mode == "100755":
-                mode = os.lstat(tmp).st_mode
-                tmp.chmod(stat.S_IMODE(mode) | (stat.S_IMODE(mode) & 0o444) >> 2)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                _write_all(fd, data)
+                os.fchmod(fd, _mode(st, change.new_mode == "100755"))
+            finally:
+                os.close(fd)
         tmp.replace(path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise CheckpointError(f"cannot restore {change.path}: {exc}") from exc
     return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _mode(current: os.stat_result | None, executable: bool) -> int:
+    """The replaced file's permission bits (a 0600 secret stays 0600); a new file gets
+    the umask's; either way with the checkpoint's exec bit."""
+    if current is not None and stat.S_ISREG(current.st_mode):
+        base = stat.S_IMODE(current.st_mode) & ~0o111
+    else:
+        base = 0o666 & ~_umask()
+    return base | ((base & 0o444) >> 2) if executable else base
+
+
+def _umask() -> int:
+    """The process umask, read without setting it (os.umask would change it for every
+    thread for a moment)."""
+    try:
+        with Path("/proc/self/status").open(encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022

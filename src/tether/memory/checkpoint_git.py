@@ -345,6 +345,15 @@ class CheckpointGit:
             stdin=b".\0" + excludes,
         )  # fmt: skip
 
+    def check_ignored(self, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the workspace's ignore rules (as they are now) ignore, whether
+        or not our index holds them."""
+        if not paths:
+            return set()
+        stdin = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        out = self.run("check-ignore", "--no-index", "-z", "--stdin", stdin=stdin, allow=(0, 1))
+        return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
     def resolve(self, rev: str) -> tuple[str, str] | None:
         """(commit, tree) of a revision, or None when it does not exist."""
         out = self.run("rev-parse", f"{rev}^{{commit}}", f"{rev}^{{tree}}", allow=(0, 128))

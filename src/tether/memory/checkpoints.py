@@ -62,8 +62,9 @@ class CheckpointConflict(CheckpointError):
     def __init__(self, files: builtins.list[str]) -> None:
         shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
         super().__init__(
-            f"{len(files)} file(s) changed outside tether since the latest checkpoint would be "
-            f"overwritten: {shown}; use force to restore anyway (they are saved first)"
+            f"{len(files)} file(s) changed since the latest checkpoint (by you, or by a "
+            f"tether session still running) would be overwritten or removed: {shown}; use "
+            "force to restore anyway (they are saved first)"
         )
         self.files = tuple(files)
 
@@ -106,6 +107,7 @@ class RestoreResult:
     deleted: tuple[str, ...]
     skipped: tuple[str, ...]  # occupied by ignored/too-large files or unsafe parents
     overridden: tuple[str, ...]  # outside changes overwritten because of force
+    kept: tuple[str, ...] = ()  # not held by the target (ignored there, too large): left
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,16 +328,27 @@ class CheckpointStore:
         before = self._record(
             snap, session=session, turn=turn, tool="undo", summary=f"before restoring {target.id}"
         )
-        written, deleted, skipped = apply_plan(self.workspace, self._git, plan)
-        after = self._record(
-            self._snapshot(),
-            session=session,
-            turn=turn,
-            tool="after:undo",
-            summary=f"restored {target.id}",
-            restored=target.commit,
+        try:
+            applied = apply_plan(self.workspace, self._git, plan, target.not_covered)
+        finally:  # even a restore cut short is recorded, so that it can be undone
+            after = self._record(
+                self._snapshot(),
+                session=session,
+                turn=turn,
+                tool="after:undo",
+                summary=f"restored {target.id}",
+                restored=target.commit,
+            )
+        return RestoreResult(
+            target,
+            before,
+            after,
+            applied.written,
+            applied.deleted,
+            applied.skipped,
+            tuple(conflicts),
+            applied.kept,
         )
-        return RestoreResult(target, before, after, written, deleted, skipped, tuple(conflicts))
 
 
 def _own_exclude(workspace: Path, store_dir: Path) -> bytes:

@@ -8,7 +8,6 @@ tether since the latest checkpoint unless forced, and every undo can itself be u
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tether.config import Settings
@@ -49,7 +48,7 @@ def list_checkpoints(
     for cp in found:
         when = cp.time.replace("T", " ")[:19]
         out.write(
-            f"{cp.id:12}  {cp.session[:22]:22}  {cp.turn:>4}  {when:19}  {cp.tool[:12]:12}  "
+            f"{cp.id:12}  {_safe(cp.session)[:22]:22}  {cp.turn:>4}  {when:19}  {cp.tool[:12]:12}  "
             f"{_changes(cp)}\n"
         )
         if cp.summary:
@@ -73,12 +72,14 @@ def undo(
         out.write(f"Nothing to undo: no checkpoints for {settings.workspace}.\n")
         return EXIT_OK
     store = _store(settings)
+    later: list[str] = []
     if whole_session:
         target = store.session_start(session)
         if target is None:
             which = f"session {session}" if session else "the latest session"
             raise UsageError(f"no checkpoints of {which} for {settings.workspace}")
         to = target.id
+        later = _later_sessions(store.list(), target, session)
     elif to is None:
         target = store.undo_target()
         if target is None:
@@ -96,15 +97,26 @@ def undo(
         if as_json:
             out.write(json.dumps({"restored": False, "conflicts": list(exc.files)}) + "\n")
         else:
-            out.write(f"Nothing was changed: {exc}.\n")
+            out.write(f"Nothing was changed: {_safe(str(exc))}.\n")
             out.write("Run `tether undo --force` to restore anyway; their current content is ")
             out.write("recorded first, so that undo can be undone too.\n")
         return EXIT_UNDO_CONFLICT
     if as_json:
-        out.write(json.dumps(_result(result), indent=2) + "\n")
+        out.write(json.dumps({**_result(result), "later_sessions": later}, indent=2) + "\n")
     else:
         _report(result, out)
+        if later:
+            shown = ", ".join(_safe(x) for x in later)
+            out.write(f"This also undid what later sessions changed: {shown}.\n")
     return EXIT_OK
+
+
+def _later_sessions(found: list[Checkpoint], start: Checkpoint, session: str | None) -> list[str]:
+    """Sessions other than the one undone that recorded changes after its start."""
+    own = session or (found[-1].session if found else "")
+    ids = [cp.commit for cp in found]
+    after = found[ids.index(start.commit) + 1 :] if start.commit in ids else []
+    return sorted({cp.session for cp in after if cp.session != own and cp.changed})
 
 
 def _store(settings: Settings) -> CheckpointStore:
@@ -124,6 +136,7 @@ def _report(result: RestoreResult, out: TextIO) -> None:
         ("not restored (an ignored or too-large file, or a directory, is in the way)",
          result.skipped),
         ("overwritten although changed outside tether (saved first)", result.overridden),
+        ("left as they are (ignored or not covered at that checkpoint)", result.kept),
     ):  # fmt: skip
         if paths:
             shown = ", ".join(paths[:20]) + (
@@ -151,20 +164,26 @@ def _result(result: RestoreResult) -> dict[str, object]:
         "deleted": list(result.deleted),
         "skipped": list(result.skipped),
         "overridden": list(result.overridden),
+        "kept": list(result.kept),
     }
 
 
 def _changes(cp: Checkpoint) -> str:
     if not cp.changed:
         return "-"
-    names = ", ".join(Path(p).as_posix() for p in cp.changed[:_SHOWN_FILES])
+    names = ", ".join(_safe(p) for p in cp.changed[:_SHOWN_FILES])
     more = f" +{len(cp.changed) - _SHOWN_FILES}" if len(cp.changed) > _SHOWN_FILES else ""
     return f"{len(cp.changed)}: {names}{more}"
 
 
 def _one_line(text: str) -> str:
-    line = " ".join(text.split())
+    line = _safe(" ".join(text.split()))
     return line if len(line) <= 100 else line[:97] + "..."
+
+
+def _safe(text: str) -> str:
+    """Control characters shown as escapes: a file name must not drive the terminal."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
 def session_undo(session: Session, argument: str, out: TextIO) -> None:
@@ -178,7 +197,9 @@ def session_undo(session: Session, argument: str, out: TextIO) -> None:
     try:
         result = session.undo(ids[0] if ids else None, force=force)
     except CheckpointConflict as exc:
-        out.write(f"Nothing was changed: {exc}.\nUse /undo --force to restore anyway.\n")
+        out.write(
+            f"Nothing was changed: {_safe(str(exc))}.\nUse /undo --force to restore anyway.\n"
+        )
         return
     except CheckpointError as exc:
         out.write(f"Cannot undo: {exc}.\n")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tether.messages import StopReason
-from tether.observe.events import Event
+from tether.observe.events import Event, Notice
 from tether.observe.redact import Redactor, StreamRedactor
 
 if TYPE_CHECKING:
@@ -99,6 +100,14 @@ class StreamJsonWriter:
 _STREAMED = {"text_delta": "text", "reasoning_delta": "text", "tool_call_delta": "arguments"}
 
 
+def _warn(err: TextIO, redact: Redactor, event: Event) -> None:
+    """Without -v, warnings still reach stderr: a run without undo or with a weaker
+    sandbox must not look like any other."""
+    if isinstance(event, Notice) and event.level in ("warning", "error"):
+        err.write(redact(f"tether: {event.level}: {event.text}\n"))
+        err.flush()
+
+
 def run_headless(
     settings: Settings,
     task: str,
@@ -122,6 +131,8 @@ def run_headless(
         from tether.ui.terminal import TerminalRenderer
 
         bus.subscribe(TerminalRenderer(err, redact=redact))
+    else:
+        bus.subscribe(partial(_warn, err, redact))
     with Session(settings, bus=bus) as session:
         result = session.run(task)
         transcript = str(session.transcript.path)
