@@ -13,7 +13,6 @@ import contextlib
 import fcntl
 import os
 import re
-import stat
 import subprocess
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,9 +27,6 @@ __all__ = [
     "CheckpointGit",
     "CheckpointTimeout",
     "RawChange",
-    "global_excludes_file",
-    "read_small",
-    "user_exclude_file",
 ]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -93,68 +89,6 @@ class RawChange:
 
 def _is_sha(text: str) -> bool:
     return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
-
-
-def read_small(path: Path, limit: int = 1 << 20) -> bytes | None:
-    """A small regular file's bytes, or None: never through a final symlink, never
-    blocking on a FIFO, never more than `limit` bytes. The agent controls these files,
-    and tether reads them outside the sandbox."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        return os.read(fd, limit + 1)[:limit]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def user_exclude_file(workspace: Path) -> Path | None:
-    """Where the user's repo keeps `info/exclude`, found without running git in it."""
-    dotgit = workspace / ".git"
-    if dotgit.is_dir() and not dotgit.is_symlink():
-        return dotgit / "info" / "exclude"
-    data = read_small(dotgit, 4096)
-    if data is None:
-        return None
-    text = data.decode("utf-8", errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = workspace / text[len("gitdir:") :].strip()  # an absolute path replaces the base
-    common = read_small(gitdir / "commondir", 4096)
-    if common is not None:  # a linked worktree: excludes live in the main repo
-        gitdir = gitdir / common.decode("utf-8", errors="replace").strip()
-    return gitdir / "info" / "exclude"
-
-
-def global_excludes_file() -> str:
-    """The user's global ignore file as git would find it (config, else the XDG default)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("GIT_")
-        or k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH")
-    }
-    try:
-        proc = subprocess.run(
-            ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-            env=env,
-            cwd="/",
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise CheckpointError(f"cannot run git ({exc}); checkpoints need the git CLI") from exc
-    value = os.fsdecode(proc.stdout).strip()
-    if proc.returncode == 0 and value:
-        return value
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return str(Path(xdg) / "git" / "ignore")
 
 
 class CheckpointGit:

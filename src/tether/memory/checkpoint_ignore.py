@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
+import subprocess
 from pathlib import Path
 
-from tether.memory.checkpoint_git import read_small, user_exclude_file
+from tether.memory.checkpoint_git import CheckpointError
 
-__all__ = ["inherited_excludes"]
+__all__ = ["global_excludes_file", "inherited_excludes", "read_small", "user_exclude_file"]
 
 _MAX_LEVELS = 64
 
@@ -94,3 +96,65 @@ def _rebase_line(line: bytes, below: tuple[str, ...]) -> bytes | None:
             return None
     rest = b"/".join(parts[len(names) :])
     return prefix + b"/" + rest + (b"/" if dir_only else b"")
+
+
+def read_small(path: Path, limit: int = 1 << 20) -> bytes | None:
+    """A small regular file's bytes, or None: never through a final symlink, never
+    blocking on a FIFO, never more than `limit` bytes. The agent controls these files,
+    and tether reads them outside the sandbox."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        return os.read(fd, limit + 1)[:limit]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def user_exclude_file(workspace: Path) -> Path | None:
+    """Where the user's repo keeps `info/exclude`, found without running git in it."""
+    dotgit = workspace / ".git"
+    if dotgit.is_dir() and not dotgit.is_symlink():
+        return dotgit / "info" / "exclude"
+    data = read_small(dotgit, 4096)
+    if data is None:
+        return None
+    text = data.decode("utf-8", errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = workspace / text[len("gitdir:") :].strip()  # an absolute path replaces the base
+    common = read_small(gitdir / "commondir", 4096)
+    if common is not None:  # a linked worktree: excludes live in the main repo
+        gitdir = gitdir / common.decode("utf-8", errors="replace").strip()
+    return gitdir / "info" / "exclude"
+
+
+def global_excludes_file() -> str:
+    """The user's global ignore file as git would find it (config, else the XDG default)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GIT_")
+        or k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH")
+    }
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
+            env=env,
+            cwd="/",
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise CheckpointError(f"cannot run git ({exc}); checkpoints need the git CLI") from exc
+    value = os.fsdecode(proc.stdout).strip()
+    if proc.returncode == 0 and value:
+        return value
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return str(Path(xdg) / "git" / "ignore")

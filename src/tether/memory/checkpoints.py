@@ -34,9 +34,8 @@ from tether.memory.checkpoint_git import (
     EMPTY_TREE,
     CheckpointError,
     CheckpointGit,
-    global_excludes_file,
 )
-from tether.memory.checkpoint_ignore import inherited_excludes
+from tether.memory.checkpoint_ignore import global_excludes_file, inherited_excludes
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
