@@ -185,7 +185,10 @@ def _path_verdict(
         reason = "reads inside the workspace" if inside else f"reads {path}, outside the workspace"
         return _adjust(_ruled(text, matched, default, reason), where, read_only=True, floor=False)
     if inside and is_protected(path, where.workspace):
-        # A planted hook or config would later run outside any sandbox.
+        # A planted hook or config would later run outside any sandbox. Only a rule that
+        # names `.git` or `.tether` itself may allow that: a broad `Edit(**)` (one
+        # "always" answer) must not.
+        matched = [r for r in matched if r.verdict != "allow" or _names_protected(r)]
         part = _ruled(text, matched, "ask", f"writes {path}: .git and .tether are protected")
         if where.mode == "plan" and part.verdict != "deny":
             return replace(part, verdict="deny", reason=_PLAN)
@@ -198,6 +201,11 @@ def _path_verdict(
     else:
         reason = f"writes {path}, outside the workspace"
     return _adjust(_ruled(text, matched, default, reason), where, read_only=False, floor=False)
+
+
+def _names_protected(rule: Rule) -> bool:
+    parts = (rule.pattern or "").replace("\\", "/").split("/")
+    return any(p in (".git", ".tether") for p in parts)
 
 
 def _tool_item(action: ToolAction, rules: RuleSet) -> Part:
