@@ -376,9 +376,16 @@ def test_store_is_keyed_by_real_workspace_path(tmp_path: Path, repo: Path) -> No
 
 
 def test_tether_home_inside_the_workspace_is_left_out(tmp_path: Path, repo: Path) -> None:
-    s = CheckpointStore(repo / ".tether", repo)
+    """All of the state: a transcript that grows at every step must not be in checkpoints
+    (undo would rewind it and always see an outside change)."""
+    s = CheckpointStore(repo / ".local/state/tether", repo)
+    write(repo, ".local/state/tether/sessions/s.jsonl", "{}\n")
+    write(repo, ".local/other.txt", "mine\n")
     cp = s.create(session="s", turn=1, tool="bash", summary="x")
-    assert not any(p.startswith(".tether") for p in cp.added)
+    assert not any(p.startswith(".local/state") for p in cp.added)
+    assert ".local/other.txt" in cp.added
+    write(repo, ".local/state/tether/sessions/s.jsonl", "{}\n{}\n")
+    assert s.create(session="s", turn=1, tool="bash", summary="x").unchanged
     write(repo, "x.txt", "x")
     s.settle(session="s", turn=1, tool="bash")
     s.restore(cp.id)

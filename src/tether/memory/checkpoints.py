@@ -142,7 +142,7 @@ class CheckpointStore:
             raise CheckpointError(f"workspace {self.workspace} is not a directory")
         self.max_file_bytes = max_file_bytes
         self.repo = store_path(home, self.workspace)
-        self._own_exclude = _own_exclude(self.workspace, self.repo.parent)
+        self._own_exclude = _own_exclude(self.workspace, Path(home))
         self._git = CheckpointGit(
             self.repo, self.workspace, global_excludes_file(), timeout_s=git_timeout_s
         )
@@ -351,7 +351,8 @@ class CheckpointStore:
 
 
 def _own_exclude(workspace: Path, store_dir: Path) -> bytes:
-    """An exclude line for our own store when $TETHER_HOME lies inside the workspace."""
+    """An exclude line for all of tether's state (transcripts, checkpoints) when
+    $TETHER_HOME lies inside the workspace: it changes at every step."""
     real = Path(os.path.realpath(store_dir))
     if workspace not in real.parents:
         return b""
