@@ -202,3 +202,38 @@ def test_restore_keeps_permission_bits_and_long_names(tmp_path: Path) -> None:
     assert (ws / long_name).read_text() == "v1\n"
     assert set(result.written) == {"key", long_name}
     assert not [p for p in ws.iterdir() if p.name.startswith(".tether-restore-")]
+
+
+def test_the_checkpoints_own_rules_decide_what_undo_keeps(tmp_path: Path) -> None:
+    """Not the workspace's rules now: a `.gitignore` the restore cannot write back (a
+    directory is in its place) must not get `.env` deleted, and one the agent added must
+    not let the agent's files survive."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text(".env\n")
+    (ws / ".env").write_text("SECRET=1\n")
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    (ws / ".gitignore").unlink()
+    (ws / ".gitignore").mkdir()  # the target's .gitignore cannot come back
+    (ws / ".gitignore" / "x").write_text("x")
+    store.settle(session="s", turn=1, tool="bash")
+    result = store.restore(cp.id, force=True)
+    assert (ws / ".env").read_text() == "SECRET=1\n"
+    assert ".env" in result.kept
+
+    ws2 = tmp_path / "ws2"
+    ws2.mkdir()
+    (ws2 / "a.txt").write_text("a\n")
+    store2 = CheckpointStore(tmp_path / "home", ws2)
+    start = store2.create(session="s", turn=1, tool="bash", summary="")
+    (ws2 / "payload.sh").write_text("evil\n")
+    (ws2 / "sub").mkdir()
+    (ws2 / "sub" / "run").write_text("evil\n")
+    store2.settle(session="s", turn=1, tool="bash")
+    (ws2 / ".gitignore").write_text("payload.sh\nrun\n")
+    store2.settle(session="s", turn=2, tool="bash")
+    result2 = store2.restore(start.id)
+    assert sorted(p.name for p in ws2.iterdir()) == ["a.txt"]
+    assert set(result2.deleted) == {"payload.sh", "sub/run", ".gitignore"}
+    assert result2.kept == ()

@@ -11,6 +11,7 @@ A file present now and absent from the checkpoint is deleted only if the checkpo
 would have held it: not if the checkpoint listed it as not covered (too large, a
 nested repository), and not if the checkpoint's own ignore rules ignore it (an agent
 that rewrote `.gitignore` made `.env` visible; undoing that must not delete `.env`).
+Those rules are the checkpoint's, not whatever `.gitignore` the workspace holds now.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from tether.memory.checkpoint_git import CheckpointError, CheckpointGit, RawChan
 
 __all__ = ["Applied", "apply_plan"]
 
-_IGNORE_FILES = frozenset({".gitignore"})
-
 
 @dataclass(frozen=True, slots=True)
 class Applied:
@@ -38,30 +37,20 @@ class Applied:
 
 
 def apply_plan(
-    workspace: Path, git: CheckpointGit, plan: list[RawChange], not_covered: tuple[str, ...]
+    workspace: Path,
+    git: CheckpointGit,
+    plan: list[RawChange],
+    *,
+    tree: str,
+    not_covered: tuple[str, ...],
 ) -> Applied:
-    """Ignore files first, then deletions (and emptied directories), then other files."""
+    """Deletions first (then emptied directories), then files; `tree` is the target's."""
     writes = [c for c in plan if c.new_mode not in ("000000", "160000")]
     blobs = git.read_blobs([c.new_sha for c in writes])  # all read before anything changes
-    written: list[str] = []
-    skipped: list[str] = []
-
-    def write(change: RawChange) -> None:
-        (written if _write(workspace, change, blobs[change.new_sha]) else skipped).append(
-            change.path
-        )
-
-    rules = []  # ignore files that could be written before the deletions
-    for change in writes:
-        if change.path.rsplit("/", 1)[-1] in _IGNORE_FILES and _write(
-            workspace, change, blobs[change.new_sha]
-        ):
-            written.append(change.path)
-            rules.append(change)
     removals = [c.path for c in plan if c.new_mode == "000000"]
     kept = [p for p in removals if _held_back(p, not_covered)]
     candidates = [p for p in removals if p not in kept]
-    ignored = git.check_ignored(candidates)
+    ignored = git.check_ignored(candidates, tree)
     kept += [p for p in candidates if p in ignored]
     deleted: list[str] = []
     for rel in candidates:
@@ -75,9 +64,13 @@ def apply_plan(
         except FileNotFoundError:
             deleted.append(rel)
         _prune(workspace, path.parent)
+    written: list[str] = []
+    skipped: list[str] = []
     for change in writes:
-        if change not in rules:
-            write(change)
+        if _write(workspace, change, blobs[change.new_sha]):
+            written.append(change.path)
+        else:
+            skipped.append(change.path)
     return Applied(tuple(written), tuple(deleted), tuple(skipped), tuple(sorted(kept)))
 
 

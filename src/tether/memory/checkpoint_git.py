@@ -14,6 +14,7 @@ import fcntl
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -134,6 +135,7 @@ class CheckpointGit:
         stdin: bytes | None = None,
         env: dict[str, str | None] | None = None,
         allow: Sequence[int] = (0,),
+        cwd: Path | None = None,
     ) -> bytes:
         """Run one git command; any failure becomes a CheckpointError naming it."""
         full = dict(self._env)
@@ -147,7 +149,7 @@ class CheckpointGit:
                 ["git", *args],
                 input=stdin,
                 env=full,
-                cwd=self.work_tree,
+                cwd=cwd or self.work_tree,
                 capture_output=True,
                 check=False,
                 timeout=self.timeout_s,
@@ -279,13 +281,31 @@ class CheckpointGit:
             stdin=b".\0" + excludes,
         )  # fmt: skip
 
-    def check_ignored(self, paths: Sequence[str]) -> set[str]:
-        """Which of `paths` the workspace's ignore rules (as they are now) ignore, whether
-        or not our index holds them."""
+    def check_ignored(self, paths: Sequence[str], tree: str) -> set[str]:
+        """Which of `paths` the ignore rules of checkpoint `tree` ignore: its own
+        `.gitignore` files (laid out in a scratch directory, not read from the
+        workspace, which may hold other rules now), our `info/exclude`, the global
+        excludes."""
         if not paths:
             return set()
+        rules: list[tuple[str, str]] = []
+        for entry in self.run("ls-tree", "-r", "-z", tree).split(b"\0"):
+            meta, _, raw = entry.partition(b"\t")
+            fields = meta.split()
+            regular = len(fields) == 3 and fields[0] in (b"100644", b"100755")
+            if regular and raw.rsplit(b"/", 1)[-1] == b".gitignore":
+                rules.append((os.fsdecode(raw), fields[2].decode()))
+        blobs = self.read_blobs([sha for _, sha in rules])
         stdin = b"".join(os.fsencode(p) + b"\0" for p in paths)
-        out = self.run("check-ignore", "--no-index", "-z", "--stdin", stdin=stdin, allow=(0, 1))
+        with tempfile.TemporaryDirectory(prefix="tether-ignore-") as scratch:
+            for rel, sha in rules:
+                dest = Path(scratch, rel)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(blobs[sha])
+            out = self.run(
+                "check-ignore", "--no-index", "-z", "--stdin",
+                stdin=stdin, allow=(0, 1), env={"GIT_WORK_TREE": scratch}, cwd=Path(scratch),
+            )  # fmt: skip
         return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
     def resolve(self, rev: str) -> tuple[str, str] | None:

@@ -328,7 +328,9 @@ class CheckpointStore:
             snap, session=session, turn=turn, tool="undo", summary=f"before restoring {target.id}"
         )
         try:
-            applied = apply_plan(self.workspace, self._git, plan, target.not_covered)
+            applied = apply_plan(
+                self.workspace, self._git, plan, tree=target_tree, not_covered=target.not_covered
+            )
         finally:  # even a restore cut short is recorded, so that it can be undone
             after = self._record(
                 self._snapshot(),
