@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.memory.checkpoint_git import CheckpointTimeout
+from tether.memory.checkpoint_git import CheckpointError, CheckpointTimeout
 from tether.memory.checkpoints import CheckpointStore
 from tether.memory.sessions import Transcript
 from tether.memory.step_checkpoints import StepCheckpoints
@@ -237,3 +237,32 @@ def test_the_checkpoints_own_rules_decide_what_undo_keeps(tmp_path: Path) -> Non
     assert sorted(p.name for p in ws2.iterdir()) == ["a.txt"]
     assert set(result2.deleted) == {"payload.sh", "sub/run", ".gitignore"}
     assert result2.kept == ()
+
+
+def test_a_restore_cut_short_is_recorded_and_says_how_to_go_back(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "stuck").mkdir(parents=True)
+    (ws / "a.txt").write_text("a1\n")
+    (ws / "stuck" / "f").write_text("f1\n")
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    (ws / "a.txt").write_text("a2\n")
+    (ws / "stuck" / "f").write_text("f2\n")
+    store.settle(session="s", turn=1, tool="bash")
+    # An immutable directory: nothing may be created in it, even by root.
+    if subprocess.run(["chattr", "+i", str(ws / "stuck")], capture_output=True).returncode:
+        pytest.fail("chattr +i does not work on this file system")
+    try:
+        with pytest.raises(CheckpointError, match="stopped part way") as caught:
+            store.restore(cp.id)
+    finally:
+        subprocess.run(["chattr", "-i", str(ws / "stuck")], check=True)
+    assert (ws / "stuck" / "f").read_text() == "f2\n"
+    back = str(caught.value).rsplit("undo --to ", 1)[1]
+    latest = store.list()[-1]
+    assert latest.tool == "after:undo" and latest.restored == "" and "partly" in latest.summary
+    # A plain undo now goes back to before the partial restore, not past it.
+    target = store.undo_target()
+    assert target is not None and target.id == back
+    store.restore(back)
+    assert (ws / "a.txt").read_text() == "a2\n"

@@ -19,6 +19,7 @@ checkpoint and only edits made since by someone else count as outside changes, w
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import json
 import os
@@ -331,15 +332,29 @@ class CheckpointStore:
             applied = apply_plan(
                 self.workspace, self._git, plan, tree=target_tree, not_covered=target.not_covered
             )
-        finally:  # even a restore cut short is recorded, so that it can be undone
-            after = self._record(
-                self._snapshot(),
-                session=session,
-                turn=turn,
-                tool="after:undo",
-                summary=f"restored {target.id}",
-                restored=target.commit,
-            )
+        except CheckpointError as exc:
+            # Cut short: record what is there now, not as a finished restore (so a plain
+            # undo does not skip past it), and say how to go back.
+            with contextlib.suppress(CheckpointError):
+                self._record(
+                    self._snapshot(),
+                    session=session,
+                    turn=turn,
+                    tool="after:undo",
+                    summary=f"partly restored {target.id}: {exc}",
+                )
+            raise CheckpointError(
+                f"the restore of {target.id} stopped part way ({exc}); some files were "
+                f"already restored. To return to the state before it: undo --to {before.id}"
+            ) from exc
+        after = self._record(
+            self._snapshot(),
+            session=session,
+            turn=turn,
+            tool="after:undo",
+            summary=f"restored {target.id}",
+            restored=target.commit,
+        )
         return RestoreResult(
             target,
             before,
