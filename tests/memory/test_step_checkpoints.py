@@ -209,3 +209,26 @@ def test_tools_may_not_touch_tethers_own_state(tmp_path: Path) -> None:
         with pytest.raises(ToolError, match="tether's own state"):
             workspace.resolve(path)
     assert workspace.resolve(".local/other") == tmp_path / ".local" / "other"
+
+
+def test_no_restore_runs_while_a_step_holds_the_store(tmp_path: Path, ws: Path) -> None:
+    """The agent's commands may be changing files: an undo waits for the step to end."""
+    store = CheckpointStore(tmp_path / "home", ws)
+    first = store.create(session="s", turn=1, tool="bash", summary="")
+    script = (
+        "import sys; from pathlib import Path; from tether.memory.checkpoints import "
+        "CheckpointStore\n"
+        "s = CheckpointStore(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "s._git.lock_wait_s = 0.5\n"
+        "s.restore(sys.argv[3])\n"
+    )
+    args = [sys.executable, "-c", script, str(tmp_path / "home"), str(ws), first.id]
+    with store.hold():
+        (ws / "a.txt").write_text("the step is writing\n")
+        store.settle(session="s", turn=1, tool="bash")  # re-entrant in the holder
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and "stayed busy" in proc.stderr
+        assert (ws / "a.txt").read_text() == "the step is writing\n"
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "a.txt").read_text() == "a\n"

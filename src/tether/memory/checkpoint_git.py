@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -128,6 +129,10 @@ class CheckpointGit:
             env[f"GIT_CONFIG_KEY_{i}"] = key
             env[f"GIT_CONFIG_VALUE_{i}"] = value
         self._env = env
+        self.lock_wait_s = 30.0
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._lock_fd: int | None = None
 
     def run(
         self,
@@ -185,31 +190,53 @@ class CheckpointGit:
             attributes.write_bytes(_ATTRIBUTES)
 
     @contextlib.contextmanager
-    def locked(self, wait_s: float = 30.0) -> Iterator[None]:
-        """One writer per checkpoint repository at a time, across processes and threads.
+    def locked(self, wait_s: float | None = None) -> Iterator[None]:
+        """One writer per checkpoint repository at a time, across processes and threads;
+        re-entrant in the thread that holds it (a step holds it around its own
+        checkpoints, so that no undo can run while the agent's commands change files).
 
         Once the lock is ours, git lock files left behind by a writer that was killed
         are stale by definition; they are cleared, or every later checkpoint would fail.
         """
-        path = self.git_dir / "tether.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        wait_s = self.lock_wait_s if wait_s is None else wait_s
+        busy = CheckpointError(
+            f"checkpoint repo {self.git_dir} stayed busy for {wait_s:g} s (a tether session "
+            "is running a step or recording, or another undo is running)"
+        )
+        if not self._thread_lock.acquire(timeout=wait_s):
+            raise busy
         try:
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise CheckpointError(
-                            f"checkpoint repo {self.git_dir} stayed busy for {wait_s:g} s "
-                            "(another tether process is recording or restoring)"
-                        ) from None
-                    time.sleep(0.02)
-            self._clear_stale_locks()
-            yield
+            if self._depth == 0:
+                self._lock_fd = self._flock(wait_s, busy)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._lock_fd is not None:
+                    os.close(self._lock_fd)
+                    self._lock_fd = None
         finally:
+            self._thread_lock.release()
+
+    def _flock(self, wait_s: float, busy: CheckpointError) -> int:
+        fd = os.open(self.git_dir / "tether.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise busy from None
+                time.sleep(0.02)
+        try:
+            self._clear_stale_locks()
+        except BaseException:
             os.close(fd)
+            raise
+        return fd
 
     def _clear_stale_locks(self) -> None:
         stale = [self.git_dir / "tether-index.lock", self.git_dir / "packed-refs.lock"]

@@ -168,6 +168,11 @@ class CheckpointStore:
             snap = self._snapshot()
             return self._record(snap, session=session, turn=turn, tool=tool, summary=summary)
 
+    def hold(self) -> contextlib.AbstractContextManager[None]:
+        """Keep other writers (an undo, another process's step) out for a while: around a
+        step, so nothing restores files while the agent's commands change them."""
+        return self._git.locked()
+
     def settle(self, *, session: str, turn: int, tool: str, summary: str = "") -> Checkpoint:
         """Record the state after a step, so the agent's own edits are not outside edits."""
         return self.create(session=session, turn=turn, tool=f"after:{tool}", summary=summary)

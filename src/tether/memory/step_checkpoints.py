@@ -86,11 +86,21 @@ class StepCheckpoints:
             yield
             return
         summary = self._redact(_summary(tool, arguments))
-        self._record(store.create, call, tool, summary, "before")
         try:
+            held = store.hold()
+            held.__enter__()
+        except Exception as exc:  # busy (an undo is running): the step runs unrecorded
+            self._tell(f"A checkpoint before {tool} failed; undo may not cover this step: {exc}")
             yield
+            return
+        try:
+            self._record(store.create, call, tool, summary, "before")
+            try:
+                yield
+            finally:
+                self._record(store.settle, call, tool, summary, "after")
         finally:
-            self._record(store.settle, call, tool, summary, "after")
+            held.__exit__(None, None, None)
 
     def store(self) -> CheckpointStore | None:
         """The store, opened on first use; None when checkpoints are off."""
