@@ -245,3 +245,18 @@ def test_other_tools_are_judged_as_before(root: Path) -> None:
     assert gate.action("str_replace", {"old_str": "o"}) is None  # the tool refuses it
     assert gate.check("write_file", {"path": "x.txt", "content": ""}) is None
     assert gate.check("bash", {"command": "rm -rf src"}) is not None
+
+
+def test_a_file_the_rules_forbid_reading_cannot_be_edited_in_place(root: Path) -> None:
+    """A hunk that does not match shows the file's lines: that would read it."""
+    (root / "secret.txt").write_text("API_KEY=sk-live-123456\n")
+    deny = [RuleSpec("Read(secret.txt)", "deny", "--deny")]
+    gate = make_gate(root, "auto", deny)
+    result = run_patch(gate, root, envelope(update("secret.txt", old="nope")))
+    assert result.is_error and "sk-live" not in result.content
+    assert "Not allowed" in result.content
+    refusal = gate.check("str_replace", {"path": "secret.txt", "old_str": "x", "new_str": "y"})
+    assert refusal is not None and "Not allowed" in refusal
+    # Replacing the file whole shows nothing of it, and other files are unaffected.
+    assert gate.check("write_file", {"path": "secret.txt", "content": "x"}) is None
+    assert gate.check("str_replace", {"path": "ok.txt", "old_str": "o", "new_str": "n"}) is None

@@ -100,6 +100,14 @@ class Gate:
             decision = decide(
                 action, self.rules, self.mode, workspace=self._workspace.root, home=self._home
             )
+            if isinstance(action, WriteAction) and action.kind == "edit":
+                from tether.policy.patchcheck import read_denials
+
+                denied = read_denials(
+                    action.path, tool, self.rules, self.mode, self._workspace.root, self._home
+                )
+                if denied:
+                    decision = Decision.of([*decision.parts, *denied])
             subject = _subject(action)
         refusal = self._outcome(tool, subject, decision)
         if self._on_decision is not None:

@@ -24,12 +24,12 @@ from typing import Literal
 from tether.config import PermissionMode
 from tether.errors import ToolError
 from tether.patch import parse, touched
-from tether.policy.actions import Decision, Part, WriteAction
+from tether.policy.actions import Decision, Part, ReadAction, WriteAction
 from tether.policy.decide import decide
 from tether.policy.rules import RuleSet
 from tether.sandbox.workspace import Workspace
 
-__all__ = ["PatchJudgement", "judge_patch"]
+__all__ = ["PatchJudgement", "judge_patch", "read_denials"]
 
 _SHOWN = 2  # files named in the subject before "(+n more)"
 
@@ -79,7 +79,22 @@ def judge_patch(
             continue
         action = WriteAction(path, "apply_patch", target.kind)
         parts.extend(decide(action, rules, mode, workspace=workspace.root, home=home).parts)
+        if target.kind == "edit":
+            parts.extend(read_denials(path, "apply_patch", rules, mode, workspace.root, home))
     return PatchJudgement(tuple(t.shown for t in targets.values()), Decision.of(parts))
+
+
+def read_denials(
+    path: Path, tool: str, rules: RuleSet, mode: PermissionMode, workspace: Path, home: Path
+) -> list[Part]:
+    """An edit shows the file's lines when its context does not match, so a path the
+    rules forbid reading may not be edited in place either."""
+    decision = decide(ReadAction(path, tool), rules, mode, workspace=workspace, home=home)
+    return [
+        replace(p, reason=f"{p.reason}; an edit would show its lines")
+        for p in decision.parts
+        if p.verdict == "deny"
+    ]
 
 
 @dataclass(frozen=True, slots=True)
