@@ -266,3 +266,38 @@ def test_a_restore_cut_short_is_recorded_and_says_how_to_go_back(tmp_path: Path)
     assert target is not None and target.id == back
     store.restore(back)
     assert (ws / "a.txt").read_text() == "a2\n"
+
+
+PARENT_PATTERNS = [
+    "**/frontend/dist", "/**/dist", "frontend/**/sub/x", "**/sub/x", "f[^x]ontend/dist",
+    "f[!x]ontend/*.log", "front*/gen/", "frontend/\\#hash", "!frontend/keep.log", "*.tmp",
+]  # fmt: skip
+PARENT_FILES = ["dist/a", "sub/x", "x.log", "keep.log", "gen/g", "#hash", "b.tmp", "q/sub/x", "ok"]
+
+
+@pytest.mark.parametrize("depth", [("frontend",), ("frontend", "sub")])
+def test_inherited_rules_agree_with_git_and_never_ignore_more(
+    tmp_path: Path, depth: tuple[str, ...]
+) -> None:
+    root = tmp_path / "repo"
+    ws = root.joinpath(*depth)
+    ws.mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / ".gitignore").write_bytes(
+        b"\xef\xbb\xbf" + "\n".join(["*.log", *PARENT_PATTERNS]).encode() + b"\n"
+    )
+    for rel in PARENT_FILES:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(rel)
+    prefix = "/".join(depth) + "/"
+    truth = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-z", "--stdin"],
+        cwd=root,
+        input=b"".join((prefix + f).encode() + b"\0" for f in PARENT_FILES),
+        capture_output=True,
+    ).stdout
+    ignored = {p.decode()[len(prefix) :] for p in truth.split(b"\0") if p}
+    assert "ok" not in ignored and "dist/a" in ignored  # the case is not trivial
+    store = CheckpointStore(tmp_path / "home", ws)
+    cp = store.create(session="s", turn=1, tool="bash", summary="")
+    assert files_in(store, cp.commit) == set(PARENT_FILES) - ignored

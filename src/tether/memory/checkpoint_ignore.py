@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -59,43 +60,60 @@ def _repository_root(workspace: Path) -> Path | None:
 
 def _rebase(data: bytes, below: tuple[str, ...]) -> list[bytes]:
     """The lines of an ignore file in a directory `below` levels above the workspace
-    (as path parts), rewritten to mean the same for paths inside the workspace."""
+    (as path parts), rewritten to mean the same for paths inside the workspace. Where a
+    pattern cannot be rewritten exactly it is dropped: the checkpoint then holds more,
+    never less."""
     result: list[bytes] = []
+    data = data.removeprefix(b"\xef\xbb\xbf")
     for raw in data.split(b"\n"):
         line = raw.rstrip(b"\r")
-        stripped = line.rstrip(b" ")
-        if line.endswith(b"\\ "):  # an escaped trailing space is part of the pattern
-            stripped = line
+        stripped = line if line.endswith(b"\\ ") else line.rstrip(b" ")
         if not stripped or stripped.startswith(b"#"):
             continue
-        rebased = _rebase_line(stripped, below)
-        if rebased is not None:
-            result.append(rebased)
-    return result
+        result.extend(_rebase_line(stripped, below))
+    return list(dict.fromkeys(result))
 
 
-def _rebase_line(line: bytes, below: tuple[str, ...]) -> bytes | None:
+def _rebase_line(line: bytes, below: tuple[str, ...]) -> list[bytes]:
     negate = line.startswith(b"!")
     body = line[1:] if negate else line
     prefix = b"!" if negate else b""
-    dir_only = body.endswith(b"/")
+    suffix = b"/" if body.endswith(b"/") else b""
     core = body.rstrip(b"/")
     if not core:
-        return None
-    if b"/" not in core or core.startswith(b"**/"):
-        return line  # matches at any depth: the same inside the workspace
-    parts = core.lstrip(b"/").split(b"/")
+        return []
+    if b"/" not in core:
+        return [line]  # matches at any depth: the same inside the workspace
+    parts = core.removeprefix(b"/").split(b"/")
     names = [os.fsencode(p) for p in below]
-    if len(parts) <= len(names):
-        return None  # names the workspace or a place beside it, nothing inside
-    for pattern, name in zip(parts, names, strict=False):
-        if pattern == b"**":
-            rest = b"/".join(parts[parts.index(pattern) :])
-            return prefix + rest + (b"/" if dir_only else b"")
-        if not fnmatch.fnmatchcase(name, pattern):
-            return None
-    rest = b"/".join(parts[len(names) :])
-    return prefix + b"/" + rest + (b"/" if dir_only else b"")
+    rebased: list[bytes] = []
+    for rest in _consume(parts, names):
+        if rest and rest != [b"**"]:
+            rebased.append(prefix + b"/" + b"/".join(rest) + suffix)
+    return rebased
+
+
+def _consume(parts: list[bytes], names: list[bytes]) -> list[list[bytes]]:
+    """What is left of the pattern `parts` once it has matched every directory in
+    `names`; several answers where `**` can match in several ways."""
+    if not names:
+        return [parts]
+    if not parts:
+        return []
+    head = parts[0]
+    if head == b"**":  # zero directories, or one more
+        return _consume(parts[1:], names) + _consume(parts, names[1:])
+    if _component_matches(names[0], head):
+        return _consume(parts[1:], names[1:])
+    return []
+
+
+def _component_matches(name: bytes, pattern: bytes) -> bool:
+    """One path component against one gitignore glob component."""
+    if b"\\" in pattern:
+        pattern = re.sub(rb"\\(.)", lambda m: b"[" + m.group(1) + b"]", pattern)
+    pattern = pattern.replace(b"[^", b"[!")
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 def read_small(path: Path, limit: int = 1 << 20) -> bytes | None:
