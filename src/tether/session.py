@@ -200,6 +200,8 @@ class Session:
                 "written": list(result.written),
                 "deleted": list(result.deleted),
                 "overridden": list(result.overridden),
+                "kept": list(result.kept),
+                "skipped": list(result.skipped),
             }
         )
         self.transcript.sync()
@@ -209,7 +211,8 @@ class Session:
         self._notes.append(
             f"[tether] The user undid changes: the workspace is back at checkpoint {target.id} "
             f"(turn {target.turn}, {what}). Files restored or removed: {shown or 'none'}. "
-            "Changes made after that point are gone; read files again before editing them."
+            + (f"Left as they are: {', '.join(result.kept[:20])}. " if result.kept else "")
+            + "Changes made after that point are gone; read files again before editing them."
         )
         return result
 

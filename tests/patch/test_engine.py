@@ -175,3 +175,17 @@ def test_touched_lists_every_path_and_how_without_reading_files(tmp_path: Path) 
         ("u", "edit"),
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_deleting_a_symlink_removes_the_link_not_its_target(tmp_path: Path) -> None:
+    (tmp_path / "important.txt").write_text("keep me\n")
+    (tmp_path / "link").symlink_to("important.txt")
+    apply_patch_text("*** Begin Patch\n*** Delete File: link\n*** End Patch\n", tmp_path)
+    assert not os.path.lexists(tmp_path / "link")
+    assert (tmp_path / "important.txt").read_text() == "keep me\n"
+    # Updating through a link still edits the file it points to.
+    (tmp_path / "link2").symlink_to("important.txt")
+    patch = "*** Begin Patch\n*** Update File: link2\n@@\n-keep me\n+kept\n*** End Patch\n"
+    apply_patch_text(patch, tmp_path)
+    assert (tmp_path / "important.txt").read_text() == "kept\n"
+    assert (tmp_path / "link2").is_symlink()

@@ -15,7 +15,6 @@ cover it.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,10 +29,6 @@ __all__ = ["READ_ONLY_TOOLS", "StepCheckpoints"]
 
 # Tools that cannot change the workspace; any other tool is checkpointed.
 READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search_files", "read_skill"})
-_PATCH_PATHS = re.compile(
-    r"^(?:\*\*\*\s*(?:Add|Update|Delete) File:|\*\*\*\s*Move to:|\+\+\+ (?:b/)?)\s*(.+?)\s*$",
-    re.MULTILINE,
-)
 _MAX_LISTED = 100
 
 
@@ -170,8 +165,16 @@ def _summary(tool: str, arguments: Mapping[str, Any]) -> str:
     if tool == "bash":
         return str(arguments.get("command", "")).strip()
     if tool == "apply_patch":
-        paths = list(dict.fromkeys(_PATCH_PATHS.findall(str(arguments.get("patch", "")))))
-        paths = [p for p in paths if p != "/dev/null"]
-        return ", ".join(paths[:5]) + (f" (+{len(paths) - 5} more)" if len(paths) > 5 else "")
+        return _patch_files(str(arguments.get("patch", "")))
     path = arguments.get("path")
     return str(path) if path is not None else ""
+
+
+def _patch_files(text: str) -> str:
+    from tether.patch import parse, touched  # loads with the first patch, not at start
+
+    try:
+        paths = [path for path, _kind in touched(parse(text))]
+    except Exception:  # not a patch: the tool refuses it; the summary stays empty
+        return ""
+    return ", ".join(paths[:5]) + (f" (+{len(paths) - 5} more)" if len(paths) > 5 else "")

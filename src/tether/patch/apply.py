@@ -17,6 +17,7 @@ replaces its content but keeps its mode.
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,8 @@ class _Planner:
 
     def _change(self, change: FileChange) -> None:
         path = self._resolve(change.path)
+        if change.action == "delete":
+            path = self._link_itself(change.path) or path
         entry = self._entry(path)
         shown = self._shown(path)
         if change.action == "add":
@@ -187,6 +190,18 @@ class _Planner:
         if real == self.workspace.root or real.is_dir():
             raise PatchError(f"{path!r} is a directory; a patch changes files.")
         return real
+
+    def _link_itself(self, path: str) -> Path | None:
+        """Deleting a symlink removes the link, not the file it points to (as `rm`
+        and git do); only for a link whose directory is inside the workspace."""
+        lexical = Path(os.path.normpath(self.workspace.root / path.strip()))
+        if not lexical.is_symlink():
+            return None
+        try:
+            parent = self.workspace.resolve(str(lexical.parent))
+        except ToolError:
+            return None
+        return parent / lexical.name
 
     def _entry(self, path: Path) -> _Entry:
         if path not in self.state:

@@ -128,7 +128,9 @@ def _store(settings: Settings) -> CheckpointStore:
 def _report(result: RestoreResult, out: TextIO) -> None:
     target = result.target
     what = f"{target.tool} {_one_line(target.summary)}".strip()
-    out.write(f"Restored checkpoint {target.id} (session {target.session}, turn {target.turn}")
+    out.write(
+        f"Restored checkpoint {target.id} (session {_safe(target.session)}, turn {target.turn}"
+    )
     out.write(f", {what}).\n" if what else ").\n")
     for label, paths in (
         ("written", result.written),
@@ -139,9 +141,8 @@ def _report(result: RestoreResult, out: TextIO) -> None:
         ("left as they are (ignored or not covered at that checkpoint)", result.kept),
     ):  # fmt: skip
         if paths:
-            shown = ", ".join(paths[:20]) + (
-                f" (+{len(paths) - 20} more)" if len(paths) > 20 else ""
-            )
+            shown = ", ".join(_safe(p) for p in paths[:20])
+            shown += f" (+{len(paths) - 20} more)" if len(paths) > 20 else ""
             out.write(f"  {label}: {shown}\n")
     if not (result.written or result.deleted):
         out.write("  the workspace was already in that state\n")

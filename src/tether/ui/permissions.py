@@ -97,7 +97,7 @@ def _judge(settings: Settings, request: Any) -> Decision:
         text = request.get("patch")
         if isinstance(text, str):
             rules, mode = settings.rules, settings.permission_mode
-            workspace = Workspace(settings.workspace)
+            workspace = Workspace(settings.workspace, reserved=(settings.home,))
             return judge_patch(text, workspace, rules, mode, home=_home()).decision
     return _decide(settings, _action(request, settings.workspace))
 
