@@ -22,7 +22,6 @@ from tether import __version__
 from tether.agent import Agent, Limits, RunResult
 from tether.config import Settings, public_endpoint
 from tether.context.system_prompt import build_system_prompt
-from tether.memory.checkpoint_git import CheckpointError
 from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
@@ -183,6 +182,8 @@ class Session:
         Recorded in the transcript, and told to the model with the next request, so
         that it does not build on edits that are gone.
         """
+        from tether.memory.checkpoint_git import CheckpointError
+
         store = self.checkpoints.store() if self.checkpoints is not None else None
         if store is None:
             raise CheckpointError("checkpoints are off for this session")
