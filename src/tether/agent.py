@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
+from tether.context.compact import SUMMARY_REQUEST
 from tether.errors import (
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
@@ -32,10 +35,12 @@ from tether.messages import (
 from tether.models.base import Model, ModelRequest, ModelResponse
 from tether.observe.events import (
     AssistantMessage,
+    Event,
     EventBus,
     LimitReached,
     LoopWarning,
     Notice,
+    RetryScheduled,
     RunFinished,
     ToolFinished,
     ToolStarted,
@@ -43,6 +48,9 @@ from tether.observe.events import (
     UserMessage,
 )
 from tether.tools.dispatch import Dispatcher, Interrupted
+
+if TYPE_CHECKING:
+    from tether.context.manager import ContextManager
 
 __all__ = ["SUMMARY_GRACE_S", "Agent", "Limits", "RunResult"]
 
@@ -93,8 +101,12 @@ class Agent:
         bus: EventBus,
         transcript: Transcript,
         limits: Limits = Limits(),
+        context: ContextManager | None = None,
     ) -> None:
+        """`context` keeps requests inside the model's window (None: send everything)."""
         self.model = model
+        self.context = context
+        self._side_usage = Usage()  # spent on handoff summaries, counted into the run
         self.dispatcher = dispatcher
         self.system_prompt = system_prompt
         self.bus = bus
@@ -126,8 +138,9 @@ class Agent:
                     break
                 turns += 1
                 self.bus.emit(TurnStarted(turns))
+                self.fit_context()
                 response = self._call_model(deadline=self._deadline)
-                usage += response.usage
+                usage += response.usage + self._take_side_usage()
                 if not response.message.tool_calls:
                     self._warn_if_cut(response.finish_reason)
                     return self._finish(
@@ -148,7 +161,51 @@ class Agent:
         reason, detail = limit
         self.bus.emit(LimitReached(reason, detail))
         text, extra = self._summarize(detail)
-        return self._finish(reason, text, turns, usage + extra, start)
+        return self._finish(reason, text, turns, usage + extra + self._take_side_usage(), start)
+
+    def fit_context(self, *, force: bool = False) -> str | None:
+        """Shrink the context if it must (or if `force`: /compact); what was done, if any."""
+        if self.context is None or not self.messages:
+            return None
+        if force:
+            self._deadline = None  # by hand, between runs: the last run's clock is over
+        try:
+            fitted = self.context.fit(self.messages, self._handoff_summary, force=force)
+        except Exception as exc:  # a fault of ours must not end the run: send as it is
+            self.bus.emit(Notice("warning", f"Context management failed ({exc!r}); continuing."))
+            return None
+        if fitted.action == "none" or fitted.entry is None:
+            return None
+        self.messages = fitted.messages
+        self.transcript.append(fitted.entry)
+        self.transcript.sync()
+        what = {"stub": "old tool output dropped", "compact": "compacted"}.get(
+            fitted.action, "compaction failed; old tool output dropped"
+        )
+        text = f"Context {what}: about {fitted.before:,} -> {fitted.after:,} tokens."
+        self.bus.emit(Notice("warning" if fitted.note else "info", fitted.note or text))
+        return fitted.note or text
+
+    def _handoff_summary(self, messages: list[Message]) -> str:
+        """One tool-less call over the same prefix (a cache hit) for the summary."""
+        request = ModelRequest(
+            system=self.system_prompt,
+            messages=(*messages, Message.user(SUMMARY_REQUEST)),
+            tools=self._tools,
+            tool_choice="none",
+            deadline=self._deadline,
+        )
+        response = self.model.complete(request, _quiet(self.bus.emit))
+        self._side_usage += response.usage
+        self.usage += response.usage
+        summary = scrub_message(response.message).content.strip()
+        if not summary:
+            raise ProviderError("the model returned an empty summary")
+        return summary
+
+    def _take_side_usage(self) -> Usage:
+        taken, self._side_usage = self._side_usage, Usage()
+        return taken
 
     def _call_model(
         self, *, tool_choice: str = "auto", deadline: float | None = None
@@ -161,6 +218,9 @@ class Agent:
             deadline=deadline,
         )
         response = self.model.complete(request, self.bus.emit)
+        if self.context is not None:
+            u = response.usage
+            self.context.report(len(request.messages) + 1, u.input_tokens, u.output_tokens)
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
@@ -286,6 +346,16 @@ class Agent:
             RunFinished(self.session_id, reason, text, turns, usage, result.duration_s, error)
         )
         return result
+
+
+def _quiet(emit: Callable[[Event], None]) -> Callable[[Event], None]:
+    """The summary call's stream is not the conversation: only retries are shown."""
+
+    def forward(event: Event) -> None:
+        if isinstance(event, RetryScheduled):
+            emit(event)
+
+    return forward
 
 
 def _canonical(arguments: str) -> str:

@@ -178,6 +178,19 @@ def _parser() -> argparse.ArgumentParser:
         "--no-stream", action="store_true", help="ask the endpoint for whole responses, not SSE"
     )
     parser.add_argument(
+        "--context-window",
+        type=commands.positive(int),
+        metavar="TOKENS",
+        help="the model's context window, for when to drop old output and compact (default 128000)",
+    )
+    parser.add_argument(
+        "--compact-at",
+        type=commands.positive(float),
+        metavar="N",
+        help="compact the conversation at N: a fraction of the window (default 0.85) or "
+        "a token count",
+    )
+    parser.add_argument(
         "--no-checkpoints",
         action="store_true",
         help="do not record the workspace before and after each step (tether undo then "
@@ -211,6 +224,8 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         sandbox=ns.sandbox,
         skip_sandbox=True if ns.dangerously_skip_sandbox else None,
         checkpoints=False if ns.no_checkpoints else None,
+        context_window=ns.context_window,
+        compact_at=ns.compact_at,
     )
     if ns.task is None:
         if ns.output_format != "text":

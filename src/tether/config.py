@@ -74,6 +74,12 @@ class Settings:
     # Checkpoints of the workspace before and after each mutating step (for undo).
     checkpoints: bool = True
     checkpoint_max_file_bytes: int = 10 * 1024 * 1024
+    # The context window (tokens) and when to shrink: soft drops old tool output,
+    # compact_at (hard) compacts; fractions of the window, or token counts when > 1.
+    context_window: int = 128_000
+    context_soft: float = 0.6
+    compact_at: float = 0.85
+    keep_turns: int = 4
 
     def public(self) -> dict[str, Any]:
         """The settings as they may be written to a transcript: no secrets."""
@@ -102,6 +108,10 @@ class Settings:
             "max_processes": self.max_processes,
             "checkpoints": self.checkpoints,
             "checkpoint_max_file_bytes": self.checkpoint_max_file_bytes,
+            "context_window": self.context_window,
+            "context_soft": self.context_soft,
+            "compact_at": self.compact_at,
+            "keep_turns": self.keep_turns,
         }
 
 
@@ -122,6 +132,8 @@ class CliOverrides:
     sandbox: str | None = None
     skip_sandbox: bool | None = None
     checkpoints: bool | None = None
+    context_window: int | None = None
+    compact_at: float | None = None
 
 
 # TOML keys: section -> key -> (Settings field, type)
@@ -209,6 +221,8 @@ def load_settings(
         "sandbox",
         "skip_sandbox",
         "checkpoints",
+        "context_window",
+        "compact_at",
     ):
         given = getattr(overrides, name)
         if given is not None:
@@ -311,10 +325,20 @@ def _validate(s: Settings) -> None:
         "loop_guard": s.loop_guard,
         "max_processes": s.max_processes,
         "checkpoint max_file_bytes": s.checkpoint_max_file_bytes,
+        "context window": s.context_window,
+        "context soft": s.context_soft,
+        "compact_at": s.compact_at,
+        "keep_turns": s.keep_turns,
     }
     for name, value in positive.items():
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ConfigError(f"{name} must be a positive number, got {value}.")
+    for name, value in (("soft", s.context_soft), ("compact_at", s.compact_at)):
+        if value > 1 and value >= s.context_window:
+            raise ConfigError(
+                f"[context] {name} = {value:g} tokens is not below the window "
+                f"({s.context_window:,} tokens)."
+            )
     if not (math.isfinite(s.retry_base_delay) and s.retry_base_delay >= 0):
         raise ConfigError(f"retry_base_delay must not be negative, got {s.retry_base_delay}.")
 

@@ -41,6 +41,12 @@ _TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
         "pass_env": ("pass_env", list),
         "max_processes": ("max_processes", int),
     },
+    "context": {
+        "window": ("context_window", int),
+        "soft": ("context_soft", float),
+        "compact_at": ("compact_at", float),
+        "keep_turns": ("keep_turns", int),
+    },
     "checkpoints": {
         "enabled": ("checkpoints", bool),
         "max_file_bytes": ("checkpoint_max_file_bytes", int),

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 from tether import __version__
 from tether.agent import Agent, Limits, RunResult
 from tether.config import Settings, public_endpoint
+from tether.context.manager import ContextLimits, ContextManager
 from tether.context.system_prompt import build_system_prompt
+from tether.errors import ConfigError
 from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
@@ -67,6 +69,18 @@ class Session:
         self.settings = settings
         self.bus = bus or EventBus()
         # Decided first: a run that may not start must not leave a transcript behind.
+        system_prompt = build_system_prompt(settings.workspace)
+        registry = Registry(builtin_tools())
+        limits = ContextLimits(
+            window=settings.context_window,
+            soft=settings.context_soft,
+            hard=settings.compact_at,
+            keep_turns=settings.keep_turns,
+        )
+        context_manager = ContextManager(limits, system=system_prompt, tools=registry.specs())
+        problem = context_manager.check()
+        if problem is not None:
+            raise ConfigError(f"{problem}. Raise --context-window or --compact-at.")
         self.sandbox, sandbox_notices = for_run(
             settings.sandbox,
             settings.home,
@@ -95,7 +109,8 @@ class Session:
             self.redact,
         )
         env = os.environ if environ is None else environ
-        workspace = Workspace(settings.workspace, reserved=(settings.home,))
+        overflow = settings.home / "sessions" / self.session_id / "overflow"
+        workspace = Workspace(settings.workspace, reserved=(settings.home,), readable=(overflow,))
         self.gate = Gate(
             settings.rules,
             settings.permission_mode,
@@ -122,6 +137,7 @@ class Session:
             sandbox=None if sandbox is None else partial(sandbox.launch, policy=policy),
             bash_timeout=settings.bash_timeout,
             output_limit=settings.output_limit,
+            overflow_dir=overflow,
         )
         self.checkpoints = (
             StepCheckpoints(
@@ -141,17 +157,19 @@ class Session:
             self.bus.subscribe(self._count_turns)
         self.bus.subscribe(self._record_warnings)
         dispatcher = Dispatcher(
-            Registry(builtin_tools()),
+            registry,
             context,
             timeout=settings.tool_timeout,
             on_internal_error=lambda text: self.bus.emit(Notice("debug", text)),
             gate=self.gate.check,
             around=None if self.checkpoints is None else self.checkpoints.around,
         )
+        context_manager.spill = partial(_spill_stale, overflow)
         self.agent = Agent(
             model=self.model,
             dispatcher=dispatcher,
-            system_prompt=build_system_prompt(settings.workspace),
+            context=context_manager,
+            system_prompt=system_prompt,
             bus=self.bus,
             transcript=self.transcript,
             limits=Limits(
@@ -175,6 +193,10 @@ class Session:
             task = "\n".join(self._notes) + "\n\n" + task
             self._notes.clear()
         return self.agent.run(task)
+
+    def compact(self) -> str | None:
+        """/compact: a handoff summary now, whatever the size; what was done."""
+        return self.agent.fit_context(force=True)
 
     def undo(self, to: str | None = None, *, force: bool = False) -> RestoreResult | None:
         """Restore checkpoint `to` (default: before the last change); None: nothing to undo.
@@ -251,6 +273,16 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _spill_stale(directory: Path, text: str, tool: str) -> Path | None:
+    """Stubbed output that was never spilled gets its own overflow file (nothing lost)."""
+    from tether.context.overflow import write_text
+
+    try:
+        return write_text(directory, tool, text)
+    except OSError:
+        return None
 
 
 def _read_only_command(command: str) -> bool:

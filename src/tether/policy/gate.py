@@ -97,9 +97,12 @@ class Gate:
             action = self.action(tool, arguments)
             if action is None:
                 return None  # the tool itself refuses what cannot be placed
-            decision = decide(
-                action, self.rules, self.mode, workspace=self._workspace.root, home=self._home
-            )
+            if isinstance(action, ReadAction) and self._workspace.readable_root(action.path):
+                decision = _own_output(tool, action.path)
+            else:
+                decision = decide(
+                    action, self.rules, self.mode, workspace=self._workspace.root, home=self._home
+                )
             if isinstance(action, WriteAction) and action.kind == "edit":
                 from tether.policy.patchcheck import read_denials
 
@@ -121,7 +124,8 @@ class Gate:
             if tool == "bash":
                 return ShellAction(str(arguments.get("command", "")))
             if tool in _READS:
-                return ReadAction(self._workspace.resolve(arguments.get("path") or "."), tool)
+                where = self._workspace.resolve(arguments.get("path") or ".", reading=True)
+                return ReadAction(where, tool)
             if tool == "write_file":
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "write")
             if tool == "str_replace":
@@ -219,6 +223,13 @@ def generalise(argv: tuple[str, ...]) -> str:
     elif argv[0].startswith("python") and len(argv) > 2 and argv[1] == "-m":
         words += ["-m", argv[2]]
     return " ".join(shlex.quote(w) for w in words)
+
+
+def _own_output(tool: str, path: Path) -> Decision:
+    """Reading tether's own overflow files is always allowed, in every mode: they hold
+    what the agent's own calls already printed, cut only to fit the context."""
+    reason = "tether's own overflow file"
+    return Decision.of([Part(f"{tool} {path}", "allow", reason, path=str(path), access="Read")])
 
 
 def _subject(action: Action) -> str:

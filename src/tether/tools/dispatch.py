@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tether.context.clamp import clamp
+from tether.context.clamp import spill
 from tether.errors import ToolError
 from tether.messages import ToolCall, ToolResult
 from tether.tools.registry import Registry, Tool, ToolContext
@@ -140,9 +140,13 @@ class Dispatcher:
             ctx.cancel.set()
             _wait_through_interrupts(outcome.done, _GRACE_S)
             text = outcome.text if outcome.done.is_set() else ""
-            raise Interrupted(
-                ToolResult(call.id, tool.name, _finish(text, "Interrupted by the user."), True)
-            ) from None
+            text = spill(
+                _finish(text, "Interrupted by the user."),
+                ctx.output_limit,
+                ctx.overflow_dir,
+                tool.name,
+            )
+            raise Interrupted(ToolResult(call.id, tool.name, text, True)) from None
         if not outcome.done.is_set():
             ctx.cancel.set()
             outcome.done.wait(_GRACE_S)
@@ -153,7 +157,8 @@ class Dispatcher:
             )
         if outcome.error is not None:
             return self._error(call, outcome.error)
-        return ToolResult(call.id, tool.name, clamp(outcome.text, ctx.output_limit))
+        text = spill(outcome.text, ctx.output_limit, ctx.overflow_dir, tool.name)
+        return ToolResult(call.id, tool.name, text)
 
     def _report(self, what: str, exc: BaseException) -> None:
         if self._on_internal_error is not None:
@@ -162,7 +167,8 @@ class Dispatcher:
 
     def _error(self, call: ToolCall, message: str) -> ToolResult:
         name = call.name if isinstance(call.name, str) else "?"
-        text = clamp(f"Error: {message}", self._context.output_limit)
+        ctx = self._context
+        text = spill(f"Error: {message}", ctx.output_limit, ctx.overflow_dir, name)
         return ToolResult(call_id=call.id, name=name, content=text, is_error=True)
 
     def _unknown_tool(self, name: str) -> str:

@@ -12,13 +12,15 @@ import difflib
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from tether.errors import ToolError
 from tether.sandbox.workspace import Workspace
-from tether.tools import ignore
+from tether.tools import bigread, ignore
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import (
+    BINARY_SNIFF_BYTES,
     TextFile,
     atomic_write,
     check_text,
@@ -58,6 +60,7 @@ def read_file(
 ) -> str:
     """Read a text file in the workspace, with line numbers like `cat -n`.
 
+    Also reads the overflow files that hold the full text of a cut tool output.
     Shows at most 2000 lines per call; lines over 2000 characters are cut. The
     first line says which lines are shown of how many; when there is more, the last
     line says which offset to read next. Binary files are not shown (inspect them
@@ -77,50 +80,80 @@ def read_file(
     if limit is not None and limit <= 0:
         raise ToolError(f"limit={limit} is invalid: give a positive number of lines.")
     count = MAX_LINES if limit is None else min(limit, MAX_LINES)
-    size = target.stat().st_size
-    if size > MAX_READ_BYTES:
-        raise ToolError(
-            f"{rel} is {size:,} bytes, too large to read whole. Use search_files to find "
-            f"the part you need, or bash (e.g. `sed -n '100,200p' {rel}`)."
-        )
+    if target.stat().st_size > MAX_READ_BYTES:
+        return _read_large(target, rel, start, count, limit, ctx.output_limit)
     data = _read_bytes(target, rel)
     if not data:
         return f"{rel} is empty (0 bytes)."
     if looks_binary(data):
-        return (
-            f"{rel} is a binary file ({len(data):,} bytes); it cannot be shown as text. "
-            f"Inspect it with bash, e.g. `file {rel}` or `xxd {rel} | head`."
-        )
+        return _binary(rel, len(data))
     text_file = decode(data)
     lines = split_lines(text_file.display)
     total = len(lines)
+    _check_offset(start, total, rel)
+    shown = [(line, len(line)) for line in lines[start - 1 : start - 1 + count]]
+    view = _View(rel, text_file.description, total, "characters")
+    return _numbered_view(view, shown, start, limit, ctx.output_limit)
+
+
+def _read_large(
+    target: Path, rel: str, start: int, count: int, limit: int | None, budget: int
+) -> str:
+    """read_file for a file too big to load (a huge overflow file): streamed."""
+    try:
+        with target.open("rb") as handle:
+            sniff = handle.read(BINARY_SNIFF_BYTES)
+        if looks_binary(sniff):
+            return _binary(rel, target.stat().st_size)
+        total = bigread.count_lines(target)
+        _check_offset(start, total, rel)
+        shown = bigread.window(target, start, count, 4 * MAX_LINE_CHARS)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}.") from None
+    view = _View(rel, "read in pieces: too large to load whole", total, "bytes")
+    return _numbered_view(view, shown, start, limit, budget)
+
+
+def _binary(rel: str, size: int) -> str:
+    return (
+        f"{rel} is a binary file ({size:,} bytes); it cannot be shown as text. "
+        f"Inspect it with bash, e.g. `file {rel}` or `xxd {rel} | head`."
+    )
+
+
+def _check_offset(start: int, total: int, rel: str) -> None:
     if start > total:
         raise ToolError(
             f"offset={start} is past the end of {rel}, which has {total} line"
             f"{'s' if total != 1 else ''}. Use an offset from 1 to {total}."
         )
-    return _numbered_view(rel, text_file, lines, start, count, limit, ctx.output_limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    rel: str
+    description: str
+    total: int
+    unit: str  # what a long line's length is counted in
 
 
 def _numbered_view(
-    rel: str,
-    text_file: TextFile,
-    lines: list[str],
+    view: _View,
+    shown: list[tuple[str, int]],
     start: int,
-    count: int,
     limit: int | None,
     budget: int,
 ) -> str:
-    total = len(lines)
+    """`shown`: (line, its full length) for the lines from `start` on to show."""
+    total = view.total
     body: list[str] = []
     used = 0
     cut_long = 0
     end = start - 1
     stopped_by_budget = False
-    for number in range(start, min(start + count, total + 1)):
-        line = lines[number - 1]
-        if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+    for number, (line, length) in enumerate(shown, start=start):
+        if length > MAX_LINE_CHARS or len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {length:,} {view.unit}]"
             cut_long += 1
         entry = f"{number:6d}\t{line}"
         if body and budget > 0 and used + len(entry) + 1 > budget - 300:
@@ -129,10 +162,10 @@ def _numbered_view(
         body.append(entry)
         used += len(entry) + 1
         end = number
-    notes = [text_file.description] if text_file.description else []
+    notes = [view.description] if view.description else []
     if cut_long:
         notes.append(f"{cut_long} long line{'s' if cut_long != 1 else ''} cut")
-    header = f"{rel}: lines {start}-{end} of {total}"
+    header = f"{view.rel}: lines {start}-{end} of {total}"
     if notes:
         header += f" ({'; '.join(notes)})"
     out = [header, *body]
@@ -216,7 +249,7 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
             relative path ('src/*.py' is one level, 'src/**/*.py' any depth).
             '{a,b}' alternatives work.
     """
-    directory = resolve_path(ctx.workspace, path if path is not None else ".")
+    directory = resolve_path(ctx.workspace, path if path is not None else ".", reading=True)
     rel_dir = ctx.workspace.relative(directory)
     if not directory.exists():
         raise missing_path_error(ctx.workspace, directory)
@@ -224,7 +257,11 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
         raise ToolError(
             f"{escape_surrogates(rel_dir)} is a file, not a directory; read it with read_file."
         )
-    files = ignore.list_files(ctx.workspace.root, directory)
+    own = ctx.workspace.readable_root(directory)
+    if own is None:
+        files = ignore.list_files(ctx.workspace.root, directory)
+    else:  # overflow files: walked from their own root, shown as read_file takes them
+        files = [ctx.workspace.relative(own / f) for f in ignore.walk_files(own, directory)]
     where = "the workspace root" if rel_dir == "." else f"{escape_surrogates(rel_dir)}/"
     shown = files
     if pattern is not None and pattern.strip():
@@ -263,8 +300,10 @@ def list_files(ctx: ToolContext, path: str | None = None, pattern: str | None = 
 
 
 def regular_file(ctx: ToolContext, path: str, *, purpose: str) -> Path:
-    """Resolve `path` and insist it is an existing regular file (FIFOs would hang)."""
-    target = resolve_path(ctx.workspace, path)
+    """Resolve `path` and insist it is an existing regular file (FIFOs would hang).
+
+    Only `purpose="read"` reaches the workspace's readable roots (overflow files)."""
+    target = resolve_path(ctx.workspace, path, reading=purpose == "read")
     rel = shown_path(ctx.workspace, target)
     try:
         info = target.stat()
@@ -282,24 +321,25 @@ def regular_file(ctx: ToolContext, path: str, *, purpose: str) -> Path:
     return target
 
 
-def resolve_path(workspace: Workspace, path: str) -> Path:
+def resolve_path(workspace: Workspace, path: str, *, reading: bool = False) -> Path:
     """`Workspace.resolve` for a path the model sent, with model mistakes as ToolErrors.
 
     A NUL byte or a lone surrogate is refused with a clear message (the OS would
     raise ValueError). A name shown with `\\xNN` escapes (see `shown_path`) that
     does not exist literally is looked up again with those bytes, so the model can
     open a file whose name is not valid UTF-8 by quoting what list_files showed.
+    `reading=True` is for the read-only tools: see `Workspace.resolve`.
     """
     check_text(
         path,
         "The path",
         hint="Write a byte of a file name that is not UTF-8 as \\xNN, as list_files shows it.",
     )
-    target = _resolve(workspace, path)
+    target = _resolve(workspace, path, reading)
     if _ESCAPED_BYTE.search(path) and not os.path.lexists(target):
         raw = _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
         try:
-            alternative = _resolve(workspace, raw)
+            alternative = _resolve(workspace, raw, reading)
         except ToolError:
             return target
         if os.path.lexists(alternative):
@@ -307,9 +347,9 @@ def resolve_path(workspace: Workspace, path: str) -> Path:
     return target
 
 
-def _resolve(workspace: Workspace, path: str) -> Path:
+def _resolve(workspace: Workspace, path: str, reading: bool) -> Path:
     try:
-        return workspace.resolve(path)
+        return workspace.resolve(path, reading=reading)
     except ToolError as exc:  # its message may quote a real path with undecodable bytes
         raise ToolError(escape_surrogates(str(exc))) from None
 

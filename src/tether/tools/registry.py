@@ -16,6 +16,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from tether.errors import ToolError
@@ -29,7 +30,12 @@ __all__ = ["Param", "Registry", "Tool", "ToolContext", "tool"]
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may use: the workspace, a cancel flag, the child environment, and
-    the sandbox every command goes through (None: commands run unconfined)."""
+    the sandbox every command goes through (None: commands run unconfined).
+
+    `overflow_dir`: where the full text of an output over `output_limit` is saved
+    (None: it is only cut). The read-only tools may read it (it joins the
+    workspace's readable roots), so the model can page through what was cut.
+    """
 
     workspace: Workspace
     env: Mapping[str, str]
@@ -38,6 +44,12 @@ class ToolContext:
     output_limit: int = 30_000
     max_timeout: float = 600.0  # the most a model may ask one bash command to run
     sandbox: Callable[[Sequence[str]], Launch] | None = None
+    overflow_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.overflow_dir is not None:
+            readable = self.workspace.with_readable(self.overflow_dir)
+            object.__setattr__(self, "workspace", readable)  # frozen: set once, here
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ def search_files(
 ) -> str:
     """Search file contents with a regular expression; print `path:line:text` per match.
 
+    Also searches the overflow files that hold the full text of a cut tool output.
     Searches every file under `path` that .gitignore does not exclude (binary files
     skipped), sorted by path then line; at most 200 matching lines are shown. Regex
     syntax is Rust/Python style: escape `( ) [ ] { } . * + ? | \\` to match them
@@ -95,23 +96,26 @@ def search(
     check_text(pattern, "The pattern")
     if glob is not None:
         check_text(glob, "The glob")
-    target = resolve_path(workspace, path if path else ".")
+    target = resolve_path(workspace, path if path else ".", reading=True)
     if not target.exists():
         raise missing_path_error(workspace, target)
-    rel_target = workspace.relative(target)
+    own = workspace.readable_root(target)  # an overflow file: searched from its own root
+    base = workspace.root if own is None else own
+    rel_target = target.relative_to(base).as_posix()
     is_dir = target.is_dir()
     glob_text = glob.strip() if glob and glob.strip() and is_dir else None
     keep = _glob_filter(glob_text, rel_target)
     if engine == "rg":
-        found, total = _run_rg(workspace.root, pattern, rel_target, glob_text, keep, cancel)
+        found, total = _run_rg(base, pattern, rel_target, glob_text, keep, cancel, own is None)
     else:
-        found, total = _run_python(workspace.root, target, pattern, keep, cancel)
+        found, total = _run_python(base, target, pattern, keep, cancel, own is None)
     best = heapq.nsmallest(MAX_MATCHES, found)
     stopped = cancel is not None and cancel.is_set()
     if stopped and not best:
         return "[search interrupted before any match was found]"
     if not best:
-        where = "the workspace" if rel_target == "." else escape_surrogates(rel_target)
+        shown = workspace.relative(target)
+        where = "the workspace" if shown == "." else escape_surrogates(shown)
         extra = f" (files matching {glob_text!r})" if glob_text else ""
         return f"No matches for {pattern!r} in {where}{extra}."
     lines: list[str] = []
@@ -119,7 +123,8 @@ def search(
     for key, number, text in best:
         if len(text) > MAX_LINE_CHARS:
             text = f"{text[:MAX_LINE_CHARS]}… [line cut: {len(text):,} characters]"
-        entry = f"{escape_surrogates('/'.join(key))}:{number}:{text}"
+        rel = "/".join(key) if own is None else workspace.relative(own / "/".join(key))
+        entry = f"{escape_surrogates(rel)}:{number}:{text}"
         if lines and max_chars > 0 and used + len(entry) + 1 > max_chars - 200:
             break
         lines.append(entry)
@@ -168,13 +173,15 @@ def _run_python(
     pattern: str,
     keep: ignore.PathFilter | None,
     cancel: threading.Event | None,
+    ignoring: bool = True,
 ) -> tuple[list[_Match], int]:
     try:
         regex = re.compile(pattern)
     except re.error as exc:
         raise ToolError(f"Invalid regular expression {pattern!r}: {exc}.") from None
     if target.is_dir():
-        candidates = [rel for rel in ignore.list_files(root, target) if keep is None or keep(rel)]
+        listed = ignore.list_files(root, target) if ignoring else ignore.walk_files(root, target)
+        candidates = [rel for rel in listed if keep is None or keep(rel)]
     else:
         candidates = [target.relative_to(root).as_posix()]
     seen = _Collector()
@@ -208,8 +215,11 @@ def _run_rg(
     glob: str | None,
     keep: ignore.PathFilter | None,
     cancel: threading.Event | None,
+    ignoring: bool = True,
 ) -> tuple[list[_Match], int]:
     cmd = [shutil.which("rg") or "rg", *_RG_FLAGS]
+    if not ignoring:  # tether's own files: no ignore file above them may hide one
+        cmd.append("--no-ignore")
     if glob is not None and _SIMPLE_NAME_GLOB.fullmatch(glob) and glob.count("{") <= 1:
         # Prefilter by name with a file type: unlike --glob, a type never overrides
         # .gitignore. Our own filter below stays the authority.

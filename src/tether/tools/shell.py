@@ -2,9 +2,11 @@
 
 The command gets its own process group, so a timeout or Ctrl-C kills everything it
 started (SIGTERM, a short grace, then SIGKILL), not just the shell. Output is read
-with `select` in the calling thread into a buffer that keeps only the first and
-last MiB, so a runaway command can neither fill memory nor, by leaving a child
-holding the pipe, keep the tool waiting forever.
+with `select` in the calling thread into a `Capture` that keeps only the first and
+last MiB in memory, so a runaway command can neither fill memory nor, by leaving a
+child holding the pipe, keep the tool waiting forever. With an overflow directory
+the whole stream is also written to a file, and the result shows its head and tail
+with a marker naming that file.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.context.clamp import Cut, cut
 from tether.errors import ToolError
 from tether.sandbox.base import Launch, merged_env
 from tether.sandbox.gitguard import GitGuard
+from tether.tools.capture import KEEP_BYTES, Capture, Spilled
 from tether.tools.registry import ToolContext, tool
 from tether.tools.textio import check_text
 
@@ -35,7 +39,7 @@ _POLL = 0.05  # seconds between checks of the clock and the cancel flag
 _TERM_GRACE = 1.0  # SIGTERM -> SIGKILL
 _LINGER = 0.5  # after the shell exits, how long background jobs may hold the output open
 _DRAIN = 0.5  # after a kill, how long to keep reading what is left in the pipe
-_KEEP_BYTES = 1 << 20  # of output kept at each end
+_STATUS_ROOM = 1000  # of the output limit left for the status lines after the output
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +50,7 @@ class CommandResult:
     open, and live processes were left in its process group; they were killed.
     `output_left_open`: when we stopped reading, the output was still held open,
     necessarily by a process outside the group (setsid, a daemon) that we did not
-    kill and that may still run.
+    kill and that may still run. `spilled`: the whole output was saved to a file.
     """
 
     output: str
@@ -56,6 +60,7 @@ class CommandResult:
     killed_background: bool = False
     dropped_bytes: int = 0
     output_left_open: bool = False
+    spilled: Spilled | None = None
 
 
 @tool
@@ -69,8 +74,9 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     Commands usually run in a sandbox: only the workspace and $TMPDIR are writable,
     the network is off unless the user allowed it, and every process a command
     started ends when it does (start a server and query it in the same command). Long output
-    keeps its first and last MiB. For files prefer read_file, list_files,
-    search_files and str_replace.
+    shows its start and end; a note in it says where the whole output was saved and
+    how to page through it. For files prefer read_file, list_files, search_files and
+    str_replace.
 
     Args:
         command: The command line, as typed into bash.
@@ -99,10 +105,12 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
             timeout=limit,
             cancel=ctx.cancel,
             launcher=ctx.sandbox,
+            overflow_dir=ctx.overflow_dir,
+            spill_after=_spill_after(ctx.output_limit),
         )
     finally:
         restored = guard.restore(before) if guard is not None else []
-    lines = [result.output.removesuffix("\n") if result.output else "(no output)"]
+    lines = [""]
     if capped:
         lines.append(f"[timeout capped at {ctx.max_timeout:g} s]")
     lines.append(_status_line(result, limit))
@@ -128,7 +136,35 @@ def bash(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
             "still holds the output open; it was not killed and may still be running; "
             "what it prints from now on is not shown]"
         )
-    return "\n".join(lines)
+    status = "\n".join(lines)
+    # Room for the dispatcher's own note (an interruption), so it need not save a copy.
+    budget = max(ctx.output_limit - len(status) - 64, 1) if ctx.output_limit > 0 else 0
+    output = _shown_output(result, budget)
+    return (output.removesuffix("\n") if output else "(no output)") + status
+
+
+def _spill_after(limit: int) -> int:
+    """Save output that would not fit next to the status lines (all of it: no limit)."""
+    if limit <= 0:
+        return 2 * KEEP_BYTES
+    return max(limit - _STATUS_ROOM, limit // 2)
+
+
+def _shown_output(result: CommandResult, budget: int) -> str:
+    """The output as the model sees it: when it was saved, head + tail within
+    `budget` and a marker naming the file, so the dispatcher need not save it again."""
+    spilled = result.spilled
+    if spilled is None:
+        return result.output
+    if not spilled.dropped and budget > 0 and len(spilled.head) <= budget:
+        spilled.path.unlink(missing_ok=True)  # it fits after all (multi-byte text)
+        return spilled.head
+    note = f"The file is incomplete: {spilled.error}." if spilled.error else ""
+    whole = Cut(spilled.path, spilled.size, "bytes", spilled.lines, note)
+    if budget <= 0:
+        budget = len(spilled.head) + len(spilled.tail) + 2000
+    tail_src = spilled.tail if spilled.dropped else spilled.head
+    return cut(spilled.head, tail_src, budget, whole, spilled.newlines)
 
 
 def _status_line(result: CommandResult, limit: float) -> str:
@@ -154,10 +190,13 @@ def run_command(
     timeout: float,
     cancel: threading.Event | None = None,
     launcher: Callable[[Sequence[str]], Launch] | None = None,
+    overflow_dir: Path | None = None,
+    spill_after: int = 2 * KEEP_BYTES,
 ) -> CommandResult:
     """Run `command` in a shell in its own process group, bounded in time and memory.
 
-    `launcher` (the sandbox) turns the shell's argv into what actually runs.
+    `launcher` (the sandbox) turns the shell's argv into what actually runs. With
+    `overflow_dir`, output longer than `spill_after` bytes is saved there whole.
     """
     cancel = cancel if cancel is not None else threading.Event()
     if cancel.is_set():
@@ -190,7 +229,7 @@ def run_command(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
-    capture = _Capture()
+    capture = Capture(overflow_dir, spill_after=spill_after)
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
@@ -229,6 +268,7 @@ def run_command(
     finally:
         selector.close()
         proc.stdout.close()
+        capture.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
         if launch.cleanup is not None:
@@ -242,6 +282,7 @@ def run_command(
         killed_background=reason == "linger" and killed,
         dropped_bytes=capture.dropped_total,
         output_left_open=not eof,
+        spilled=capture.spilled(),
     )
 
 
@@ -252,7 +293,7 @@ def _shell(path: str | None) -> str:
 
 
 def _read_available(
-    selector: selectors.BaseSelector, fd: int, capture: _Capture, wait: float
+    selector: selectors.BaseSelector, fd: int, capture: Capture, wait: float
 ) -> bool:
     """Read what the pipe holds (waiting up to `wait`); True once it reached EOF."""
     if not selector.select(timeout=wait):
@@ -325,41 +366,3 @@ def _live_member_in_proc(pgid: int) -> bool:
         if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             return True
     return False
-
-
-class _Capture:
-    """The first and last `_KEEP_BYTES` of a stream, and how many bytes fell between."""
-
-    __slots__ = ("dropped", "head", "tail")
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = _KEEP_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self.tail += chunk
-        excess = len(self.tail) - _KEEP_BYTES
-        if excess > _KEEP_BYTES:  # trim in big steps: amortised O(1) per byte
-            del self.tail[:excess]
-            self.dropped += excess
-
-    @property
-    def dropped_total(self) -> int:
-        return self.dropped + max(len(self.tail) - _KEEP_BYTES, 0)
-
-    def text(self) -> str:
-        """The kept bytes as text; undecodable bytes become U+FFFD."""
-        dropped = self.dropped_total
-        if not dropped:
-            return bytes(self.head + self.tail).decode("utf-8", "replace")
-        head = bytes(self.head).decode("utf-8", "replace")
-        tail = bytes(self.tail[len(self.tail) - _KEEP_BYTES :]).decode("utf-8", "replace")
-        marker = f"\n[... {dropped:,} bytes of output dropped from the middle ...]\n"
-        return head + marker + tail

@@ -25,7 +25,7 @@ __all__ = ["interactive"]
 _HELP = (
     "Type a request and press Enter. /exit or Ctrl-D leaves; Ctrl-C stops a step.\n"
     "/checkpoints lists what the agent changed; /undo [ID] [--force] goes back a step "
-    "(or to checkpoint ID)."
+    "(or to checkpoint ID).\n/compact replaces the conversation so far with a summary."
 )
 
 
@@ -70,6 +70,9 @@ def interactive(
                 break
             if request == "/help":
                 out.write(_HELP + "\n")
+                continue
+            if request == "/compact":
+                out.write((session.compact() or "Nothing to compact yet.") + "\n")
                 continue
             if request.split(" ", 1)[0] in ("/checkpoints", "/undo"):
                 from tether.ui.checkpoints import list_checkpoints, session_undo

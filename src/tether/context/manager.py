@@ -1,0 +1,210 @@
+"""Keeps the conversation inside the model's window: decide when, then stub or compact.
+
+Before each model call the agent asks `fit`. The size of the next request is the
+provider's own count for the last one plus an estimate of what was added since (an
+estimate of everything until the provider has reported). Below the soft threshold
+nothing changes, so every request extends the previous one byte for byte and the
+provider's prompt cache keeps hitting. Past it, old tool output is stubbed in one
+batch. Past the hard threshold (or when asked), the model writes a handoff summary
+and the context is rebuilt around it. If that fails, stale output is dropped hard
+instead, and the user is told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from tether.context.compact import build_compacted
+from tether.context.stale import Spill, stub_stale
+from tether.context.tokens import estimate_request_tokens
+from tether.messages import Message
+from tether.models.base import ToolSpec
+
+__all__ = ["ContextLimits", "ContextManager", "Fitted", "rebuild"]
+
+Action = Literal["none", "stub", "compact", "compact-failed"]
+_ROOM = 0.1  # of the window: how far under the soft threshold a stub batch must bring it
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLimits:
+    """`window` in tokens; thresholds as fractions of it (or absolute when > 1)."""
+
+    window: int = 128_000
+    soft: float = 0.6
+    hard: float = 0.85
+    keep_turns: int = 4
+    tail_share: float = 0.2  # of the window, for the tail kept after compaction
+    requests_share: float = 0.1  # of the window, for the user's requests kept verbatim
+
+    def tokens(self, threshold: float) -> int:
+        return int(threshold) if threshold > 1 else int(threshold * self.window)
+
+    @property
+    def soft_tokens(self) -> int:
+        """Never so close to the hard threshold that stubbing has no room to work."""
+        return min(self.tokens(self.soft), int(self.hard_tokens * 0.75))
+
+    @property
+    def hard_tokens(self) -> int:
+        return min(self.tokens(self.hard), self.window)
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What `fit` did: the messages to send, and the record for the transcript."""
+
+    messages: list[Message]
+    action: Action
+    before: int
+    after: int
+    entry: dict[str, Any] | None = None
+    note: str | None = None
+
+
+class ContextManager:
+    """Decides, per request, whether the context must shrink and does it."""
+
+    def __init__(self, limits: ContextLimits, *, system: str, tools: Sequence[ToolSpec]) -> None:
+        self.limits = limits
+        self._system = system
+        self._tools = [
+            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+            for t in tools
+        ]
+        self._reported: tuple[int, int] | None = None  # (messages sent, tokens counted)
+        self.spill: Spill | None = None
+
+    def check(self) -> str | None:
+        """Why these limits cannot work (the fixed part alone passes a threshold), or None."""
+        fixed = estimate_request_tokens(self._system, (), self._tools)
+        if self.limits.soft_tokens <= fixed * 1.2:
+            return (
+                f"the context thresholds (drop old output at {self.limits.soft_tokens:,} "
+                f"tokens, compact at {self.limits.hard_tokens:,}) leave no room: the system "
+                f"prompt and tool list alone take about {fixed:,} tokens"
+            )
+        return None
+
+    def report(self, messages_sent: int, input_tokens: int, output_tokens: int) -> None:
+        """The provider's count for the request just answered (0: it did not say)."""
+        if input_tokens > 0:
+            self._reported = (messages_sent, input_tokens + output_tokens)
+
+    def size(self, messages: Sequence[Message]) -> int:
+        """Tokens the next request would hold: reported + estimated since, or estimated."""
+        if self._reported is not None and self._reported[0] <= len(messages):
+            sent, counted = self._reported
+            added = messages[sent:]
+            extra = estimate_request_tokens("", added, ()) if added else 0
+            return int(counted + extra)
+        return int(estimate_request_tokens(self._system, messages, self._tools))
+
+    def fit(
+        self,
+        messages: list[Message],
+        summarize: Callable[[list[Message]], str],
+        *,
+        force: bool = False,
+    ) -> Fitted:
+        """Shrink `messages` if needed. `summarize` asks the model for the handoff summary
+        (it may raise; then stale output is dropped hard instead)."""
+        lim = self.limits
+        before = self.size(messages)
+        if not force and before < lim.soft_tokens:
+            return Fitted(messages, "none", before, before)
+        if not force and before < lim.hard_tokens:
+            stubbed, stubs = stub_stale(messages, keep_turns=lim.keep_turns, spill=self.spill)
+            after = self._estimate(stubbed)
+            # Only a batch that makes real room: otherwise the next turns would each
+            # stub a little more, and every change breaks the cache after it.
+            if stubs and after <= lim.soft_tokens - _ROOM * lim.window:
+                batch = {"type": "context", "action": "stub", "stubs": stubs}
+                return self._done(stubbed, "stub", before, after, batch)
+        try:
+            summary = summarize(messages)
+        except Exception as exc:  # a provider failure must not end the run
+            return self._fallback(messages, before, exc)
+        compacted = build_compacted(
+            messages,
+            summary,
+            estimate=lambda ms: estimate_request_tokens("", ms, ()),
+            tail_budget=self._tail_budget(),
+            requests_budget=int(lim.window * lim.requests_share),
+        )
+        result, stubs = compacted.messages, {}
+        after = self._estimate(result)
+        if after >= lim.soft_tokens:  # a tail of huge outputs: keep only the last turn's
+            result, stubs = stub_stale(result, keep_turns=1, spill=self.spill)
+            after = self._estimate(result)
+        entry: dict[str, Any] = {
+            "type": "compaction",
+            "head": result[0].to_dict(),
+            "tail_from": compacted.tail_from,
+            "stubs": stubs,
+            "summary": summary,
+            "requests_kept": compacted.requests_kept,
+            "requests_total": compacted.requests_total,
+            "forced": force,
+        }
+        return self._done(result, "compact", before, after, entry)
+
+    def _tail_budget(self) -> int:
+        """A share of the window, but at most half the room the fixed part leaves under
+        the soft threshold, so that a compaction buys many turns, not one."""
+        fixed = estimate_request_tokens(self._system, (), self._tools)
+        room = self.limits.soft_tokens - fixed
+        return max(0, min(int(self.limits.window * self.limits.tail_share), room // 2))
+
+    def _fallback(self, messages: list[Message], before: int, exc: Exception) -> Fitted:
+        stubbed, stubs = stub_stale(messages, keep_turns=1, spill=self.spill)
+        after = self._estimate(stubbed)
+        entry = {"type": "context", "action": "stub", "stubs": stubs, "error": str(exc)}
+        note = (
+            f"Compaction failed ({exc}); dropped old tool output instead "
+            f"(about {before:,} -> {after:,} tokens)."
+        )
+        fitted = self._done(stubbed, "compact-failed", before, after, entry)
+        return Fitted(fitted.messages, fitted.action, before, after, fitted.entry, note)
+
+    def _done(
+        self,
+        messages: list[Message],
+        action: Action,
+        before: int,
+        after: int,
+        entry: dict[str, Any],
+    ) -> Fitted:
+        self._reported = None  # earlier messages changed: the provider's count is stale
+        entry = {**entry, "tokens_before": before, "tokens_after": after}
+        return Fitted(messages, action, before, after, entry)
+
+    def _estimate(self, messages: Sequence[Message]) -> int:
+        return int(estimate_request_tokens(self._system, messages, self._tools))
+
+
+def rebuild(entries: Sequence[dict[str, Any]]) -> list[Message]:
+    """The context as it stood at the end of a transcript: messages appended, stubs
+    applied, compactions replayed. What resume sends is what the session last sent."""
+    view: list[Message] = []
+    for entry in entries:
+        kind = entry.get("type")
+        if kind == "message":
+            view.append(Message.from_dict(entry["message"]))
+        elif kind == "context" and entry.get("action") == "stub":
+            view = _apply_stubs(view, entry.get("stubs") or {})
+        elif kind == "compaction":
+            view = [Message.from_dict(entry["head"]), *view[int(entry["tail_from"]) :]]
+            view = _apply_stubs(view, entry.get("stubs") or {})
+    return view
+
+
+def _apply_stubs(view: list[Message], stubs: dict[str, str]) -> list[Message]:
+    return [
+        replace(m, content=stubs[m.tool_call_id])
+        if m.role == "tool" and m.tool_call_id in stubs
+        else m
+        for m in view
+    ]

@@ -1,0 +1,154 @@
+"""Stale tool output: old results replaced by one-line stubs, in one batch.
+
+Every change to an earlier message makes the provider recompute everything after it,
+so stubbing is done rarely and thoroughly: when the context passes the soft threshold,
+every old result that is worth it becomes a stub at once. Kept as they are: the results
+of the most recent turns, and the latest contents of files the agent is still editing.
+Nothing is lost: a stubbed text is spilled to an overflow file (when it was not
+already), and the stub gives its path; the transcript keeps everything too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from tether.messages import Message, ToolCall
+
+__all__ = ["STUB_PREFIX", "edited_paths", "stub_stale"]
+
+STUB_PREFIX = "[tether] Old output dropped"
+_MIN_CHARS = 400  # a result shorter than this costs about what its stub costs
+_EDIT_TOOLS = frozenset({"str_replace", "write_file", "apply_patch"})
+_READ_TOOLS = frozenset({"read_file"})
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File:\s*(.+?)\s*$", re.MULTILINE)
+_SPILLED = re.compile(
+    r"The full output \([^)\n]*\) is saved in (\"(?:[^\"\\\\]|\\\\.)*\"|\S+?)\.[ \n]"
+)
+
+Spill = Callable[[str, str], "Path | None"]
+
+
+def stub_stale(
+    messages: Sequence[Message],
+    *,
+    keep_turns: int,
+    spill: Spill | None = None,
+    edit_window: int = 12,
+) -> tuple[list[Message], dict[str, str]]:
+    """The messages with old tool results stubbed, and {call_id: stub} for the record.
+
+    The last `keep_turns` assistant turns keep their results; so does the latest
+    `read_file` of any path edited within the last `edit_window` turns.
+    """
+    boundary = _turn_start(messages, keep_turns)
+    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+    editing = edited_paths(messages[_turn_start(messages, edit_window) :])
+    latest_read: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        call = calls.get(message.tool_call_id or "")
+        if message.role == "tool" and call is not None and call.name in _READ_TOOLS:
+            path = _path_of(call)
+            if path is not None:
+                latest_read[path] = index
+    kept_reads = {latest_read[p] for p in editing if p in latest_read}
+    result = list(messages)
+    stubs: dict[str, str] = {}
+    for index in range(boundary):
+        message = result[index]
+        if (
+            message.role != "tool"
+            or index in kept_reads
+            or len(message.content) < _MIN_CHARS
+            or message.content.startswith(STUB_PREFIX)
+        ):
+            continue
+        call = calls.get(message.tool_call_id or "")
+        stub = _stub(message, call, spill)
+        result[index] = replace(message, content=stub)
+        stubs[message.tool_call_id or str(index)] = stub
+    return result, stubs
+
+
+def edited_paths(messages: Sequence[Message]) -> set[str]:
+    """Paths the edit tools touched in `messages`, normalised like `_path_of`."""
+    found: set[str] = set()
+    for message in messages:
+        for call in message.tool_calls:
+            if call.name not in _EDIT_TOOLS:
+                continue
+            if call.name == "apply_patch":
+                args = _arguments(call)
+                patch = args.get("patch") if isinstance(args.get("patch"), str) else ""
+                found.update(_norm(p) for p in _PATCH_PATH.findall(str(patch)))
+            else:
+                path = _path_of(call)
+                if path is not None:
+                    found.add(path)
+    return found
+
+
+def _turn_start(messages: Sequence[Message], turns: int) -> int:
+    """Index of the `turns`-th assistant message from the end (0 if there are fewer)."""
+    if turns <= 0:
+        return len(messages)
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            seen += 1
+            if seen == turns:
+                return index
+    return 0
+
+
+def _stub(message: Message, call: ToolCall | None, spill: Spill | None) -> str:
+    name = message.name or (call.name if call else "tool")
+    args = call.arguments if call is not None else ""
+    shown_args = " ".join(args.split())
+    if len(shown_args) > 160:
+        shown_args = shown_args[:157] + "..."
+    where = _SPILLED.search(message.content)
+    path = _unquote(where.group(1)) if where else None
+    if path is None and spill is not None:
+        spilled = spill(message.content, name)
+        path = str(spilled) if spilled is not None else None
+    status = "an error of " if message.is_error else ""
+    text = (
+        f"{STUB_PREFIX} to keep the context small: {name}({shown_args}) returned "
+        f"{status}{len(message.content):,} characters."
+    )
+    if path is not None:
+        return text + f" Full text: {path} (read_file with offset/limit, or search_files)."
+    return text + " Run the call again if you need it."
+
+
+def _unquote(text: str) -> str:
+    if text.startswith('"'):
+        try:
+            return str(json.loads(text))
+        except ValueError:
+            return text
+    return text
+
+
+def _arguments(call: ToolCall) -> dict[str, object]:
+    try:
+        value = json.loads(call.arguments)
+    except (ValueError, TypeError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _path_of(call: ToolCall) -> str | None:
+    path = _arguments(call).get("path")
+    return _norm(path) if isinstance(path, str) and path.strip() else None
+
+
+def _norm(path: str) -> str:
+    text = path.strip()
+    while text.startswith("./"):
+        text = text[2:]
+    return text
