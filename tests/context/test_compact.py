@@ -167,3 +167,22 @@ def test_no_tool_call_is_ever_split_from_its_result(
     )
     assert pairs_intact(compacted.messages)
     assert compacted.messages[1:] == messages[compacted.tail_from :]
+
+
+def test_a_big_output_is_stubbed_when_it_ages_out_if_that_pays() -> None:
+    from tether.context.stale import stub_spilled
+
+    messages = [Message.user("go"), *turn(0, size=40_000)]
+    for n in range(1, 5):  # turn 0 has just left the 4 recent turns
+        messages += turn(n, size=300)
+    early, stubs = stub_spilled(messages, keep_turns=4, estimate=chars)
+    assert list(stubs) == ["c0"] and early[2].content.startswith(STUB_PREFIX)
+    assert early[3:] == messages[3:]  # nothing after it changes
+    # Once more turns follow it, changing it would cost more than it saves: left alone.
+    later = [Message.user("go"), *turn(0, size=40_000)]
+    for n in range(1, 40):
+        later += turn(n, size=3000)
+    assert stub_spilled(later, keep_turns=38, estimate=chars)[1] == {}
+    # Small outputs never pay.
+    small = [Message.user("go"), *[m for n in range(8) for m in turn(n, size=500)]]
+    assert stub_spilled(small, keep_turns=4, estimate=chars)[1] == {}

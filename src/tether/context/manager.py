@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tether.context.compact import build_compacted
-from tether.context.stale import Spill, stub_stale
+from tether.context.stale import Spill, stub_spilled, stub_stale
 from tether.context.tokens import estimate_request_tokens
 from tether.messages import Message
 from tether.models.base import ToolSpec
@@ -114,7 +114,16 @@ class ContextManager:
         lim = self.limits
         before = self.size(messages)
         if not force and before < lim.soft_tokens:
-            return Fitted(messages, "none", before, before)
+            early, stubs = stub_spilled(
+                messages,
+                keep_turns=lim.keep_turns,
+                estimate=self._estimate_messages,
+                spill=self.spill,
+            )
+            if not stubs:
+                return Fitted(messages, "none", before, before)
+            batch = {"type": "context", "action": "stub", "stubs": stubs, "early": True}
+            return self._done(early, "stub", before, self._estimate(early), batch)
         if not force and before < lim.hard_tokens:
             stubbed, stubs = stub_stale(messages, keep_turns=lim.keep_turns, spill=self.spill)
             after = self._estimate(stubbed)
@@ -180,6 +189,10 @@ class ContextManager:
         self._reported = None  # earlier messages changed: the provider's count is stale
         entry = {**entry, "tokens_before": before, "tokens_after": after}
         return Fitted(messages, action, before, after, entry)
+
+    @staticmethod
+    def _estimate_messages(messages: Sequence[Message]) -> int:
+        return int(estimate_request_tokens("", messages, ()))
 
     def _estimate(self, messages: Sequence[Message]) -> int:
         return int(estimate_request_tokens(self._system, messages, self._tools))

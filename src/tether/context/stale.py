@@ -18,9 +18,10 @@ from pathlib import Path
 
 from tether.messages import Message, ToolCall
 
-__all__ = ["STUB_PREFIX", "edited_paths", "stub_stale"]
+__all__ = ["STUB_PREFIX", "edited_paths", "stub_spilled", "stub_stale"]
 
 STUB_PREFIX = "[tether] Old output dropped"
+_PAYBACK_TURNS = 20  # turns an early stub must pay for itself within
 _MIN_CHARS = 400  # a result shorter than this costs about what its stub costs
 _EDIT_TOOLS = frozenset({"str_replace", "write_file", "apply_patch"})
 _READ_TOOLS = frozenset({"read_file"})
@@ -67,6 +68,47 @@ def stub_stale(
         ):
             continue
         call = calls.get(message.tool_call_id or "")
+        stub = _stub(message, call, spill)
+        result[index] = replace(message, content=stub)
+        stubs[message.tool_call_id or str(index)] = stub
+    return result, stubs
+
+
+def stub_spilled(
+    messages: Sequence[Message],
+    *,
+    keep_turns: int,
+    estimate: Callable[[Sequence[Message]], int],
+    spill: Spill | None = None,
+) -> tuple[list[Message], dict[str, str]]:
+    """Stub a big output as soon as it leaves the recent turns, if that pays.
+
+    Changing a message costs one cache miss on the messages after it; stubbing saves
+    the output in every later request. Right when an output ages out, only a few turns
+    follow it, so a big one pays for itself within `_PAYBACK_TURNS` turns (at a tenth of
+    the price for cached input). Each output is checked once, on that turn: later, the
+    messages after it only grow, so it would never pay again. Small outputs never pay.
+    """
+    newest = _turn_start(messages, keep_turns)
+    oldest = _turn_start(messages, keep_turns + 1)
+    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+    editing = edited_paths(messages[_turn_start(messages, 12) :])
+    result = list(messages)
+    stubs: dict[str, str] = {}
+    for index in range(oldest, newest):
+        message = result[index]
+        if (
+            message.role != "tool"
+            or len(message.content) < _MIN_CHARS
+            or message.content.startswith(STUB_PREFIX)
+        ):
+            continue
+        call = calls.get(message.tool_call_id or "")
+        if call is not None and call.name in _READ_TOOLS and _path_of(call) in editing:
+            continue  # a file the agent is still editing
+        own = estimate([message])
+        if own * _PAYBACK_TURNS * 0.1 < estimate(result[index + 1 :]) * 0.9:
+            continue
         stub = _stub(message, call, spill)
         result[index] = replace(message, content=stub)
         stubs[message.tool_call_id or str(index)] = stub
