@@ -139,3 +139,42 @@ def test_thresholds_below_the_fixed_prompt_are_refused(run_cli, cli_env, tmp_pat
     proc = run_cli(["-p", "x", "--compact-at", "500"], cwd=tmp_path, env=env)
     assert proc.returncode == 3 and "leave no room" in proc.stderr
     assert not list((tmp_path / "state" / "sessions").glob("*.jsonl"))
+
+
+def test_a_failed_compaction_drops_stale_output_and_says_so(
+    run_cli, cli_env, tmp_path: Path, transcript
+) -> None:
+    project = tmp_path / "p"
+    (project / ".tether").mkdir(parents=True)
+    (project / ".tether" / "config.toml").write_text("[model]\nmax_attempts = 1\n")
+    turns = iter(reading_turns(project, 12, 1500))
+
+    def step(body: dict[str, Any]) -> Turn:
+        if is_summary_request(body):
+            raise RuntimeError("the summary call fails")
+        return next(turns, Turn(text="Done."))
+
+    with ScriptedEndpoint([step] * 40) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        args = ["-p", TASK, "--permission-mode", "auto", "--compact-at", "5200"]
+        proc = run_cli(args, cwd=project, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Compaction failed" in proc.stderr and "dropped old tool output" in proc.stderr
+    failed = [e for e in transcript() if e["type"] == "context" and e.get("error")]
+    assert failed and failed[0]["stubs"]
+
+
+def test_compact_by_hand_in_an_interactive_session(run_cli, cli_env, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    turns = [*reading_turns(project, 2, 400)[:2], Turn(text="Read both."), Turn(text="Yes.")]
+    with ScriptedEndpoint(responder(turns)) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        lines = f"{json.dumps(TASK)[1:-1]}\n/compact\nand now?\n"
+        proc = run_cli(["--permission-mode", "auto"], cwd=project, env=env, input=lines)
+        sent = bodies(endpoint)
+    assert proc.returncode == 0, proc.stderr
+    assert "compacted" in proc.stdout.lower()
+    assert sum(is_summary_request(b) for b in sent) == 1
+    last = sent[-1]["messages"]
+    assert COMPACTED_PREFIX in last[1]["content"] and last[-1]["content"] == "and now?"
