@@ -33,6 +33,7 @@ from tether.messages import (
     scrub_message,
 )
 from tether.models.base import Model, ModelRequest, ModelResponse
+from tether.observe.accounting import ContextStats
 from tether.observe.events import (
     AssistantMessage,
     Event,
@@ -45,6 +46,7 @@ from tether.observe.events import (
     ToolFinished,
     ToolStarted,
     TurnStarted,
+    TurnUsage,
     UserMessage,
 )
 from tether.tools.dispatch import Dispatcher, Interrupted
@@ -76,6 +78,7 @@ class RunResult:
     usage: Usage
     duration_s: float
     error: str | None = None
+    context: ContextStats | None = None
 
     @property
     def exit_code(self) -> int:
@@ -118,6 +121,8 @@ class Agent:
         self._last_call: tuple[str, str] | None = None
         self._repeats = 0
         self._deadline: float | None = None
+        self._stats = ContextStats()
+        self._calls = 0  # model responses in this run
 
     @property
     def session_id(self) -> str:
@@ -128,6 +133,8 @@ class Agent:
         start, turns, usage = time.monotonic(), 0, Usage()
         timeout = self.limits.timeout
         self._deadline = None if timeout is None else start + timeout
+        window = None if self.context is None else self.context.limits.window
+        self._stats, self._calls = ContextStats(window), 0
         self.bus.emit(UserMessage(task))
         self._append(Message.user(task))
         limit: tuple[StopReason, str] | None = None
@@ -177,6 +184,7 @@ class Agent:
         if fitted.action == "none" or fitted.entry is None:
             return None
         self.messages = fitted.messages
+        self._stats = self._stats.fitted(fitted.action)
         self.transcript.append(fitted.entry)
         self.transcript.sync()
         what = {"stub": "old tool output dropped", "compact": "compacted"}.get(
@@ -210,6 +218,7 @@ class Agent:
     def _call_model(
         self, *, tool_choice: str = "auto", deadline: float | None = None
     ) -> ModelResponse:
+        estimate = self._context_size()  # before sending: to compare with the report
         request = ModelRequest(
             system=self.system_prompt,
             messages=tuple(self.messages),
@@ -218,18 +227,31 @@ class Agent:
             deadline=deadline,
         )
         response = self.model.complete(request, self.bus.emit)
+        u = response.usage
         if self.context is not None:
-            u = response.usage
             self.context.report(len(request.messages) + 1, u.input_tokens, u.output_tokens)
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
-        self.usage += response.usage
-        self._append(
-            message, usage=response.usage.to_dict(), finish_reason=str(response.finish_reason)
-        )
-        self.bus.emit(AssistantMessage(message, response.usage, response.finish_reason))
+        self.usage += u
+        extra = {} if estimate is None else {"estimated_input_tokens": estimate}
+        self._append(message, usage=u.to_dict(), **extra, finish_reason=str(response.finish_reason))
+        self.bus.emit(AssistantMessage(message, u, response.finish_reason))
+        self._calls += 1
+        self._stats = replace(self._stats, last_request_tokens=u.input_tokens or estimate or 0)
+        size, window = self._context_size(), self._stats.window
+        self.bus.emit(TurnUsage(self._calls, u, estimate, size, window, self.usage))
         return response
+
+    def _context_size(self) -> int | None:
+        """The manager's count of the next request (None without one). Only for show
+        and comparison here, so a failure costs the number, not the run."""
+        if self.context is None:
+            return None
+        try:
+            return self.context.size(self.messages)
+        except Exception:
+            return None
 
     def _execute(self, call: ToolCall) -> None:
         """Run one call and append its result (with how long it took)."""
@@ -328,8 +350,9 @@ class Agent:
         start: float,
         error: str | None = None,
     ) -> RunResult:
+        duration = time.monotonic() - start
         result = RunResult(
-            self.session_id, reason, text, turns, usage, time.monotonic() - start, error
+            self.session_id, reason, text, turns, usage, duration, error, self._stats
         )
         self.transcript.append(
             {
@@ -339,11 +362,12 @@ class Agent:
                 "usage": usage.to_dict(),
                 "duration_s": round(result.duration_s, 3),
                 "error": error,
+                "context": self._stats.to_dict(),
             }
         )
         self.transcript.sync()
         self.bus.emit(
-            RunFinished(self.session_id, reason, text, turns, usage, result.duration_s, error)
+            RunFinished(self.session_id, reason, text, turns, usage, duration, error, self.usage)
         )
         return result
 

@@ -45,7 +45,9 @@ def test_ctrl_c_in_a_subscriber_still_propagates() -> None:
 
 
 def test_events_serialise_flat_with_their_type() -> None:
-    event = RunFinished("s1", StopReason.MAX_TURNS, "sum", 3, Usage(10, 2, 5), 1.5)
+    event = RunFinished(
+        "s1", StopReason.MAX_TURNS, "sum", 3, Usage(10, 2, 5), 1.5, session_usage=Usage(30, 4)
+    )
     assert event.to_dict() == {
         "type": "run_finished",
         "session_id": "s1",
@@ -60,4 +62,10 @@ def test_events_serialise_flat_with_their_type() -> None:
         },
         "duration_s": 1.5,
         "error": None,
+        "session_usage": {
+            "input_tokens": 30,
+            "output_tokens": 4,
+            "cached_tokens": 0,
+            "cache_write_tokens": 0,
+        },
     }

@@ -31,6 +31,7 @@ __all__ = [
     "ToolFinished",
     "ToolStarted",
     "TurnStarted",
+    "TurnUsage",
     "UserMessage",
 ]
 
@@ -132,6 +133,26 @@ class AssistantMessage(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TurnUsage(Event):
+    """The tokens of one model response, emitted right after its `AssistantMessage`.
+
+    `usage` is what the provider reported; `estimated_input_tokens` is tether's count
+    of the same request made before sending (None without context management), so
+    the two can be compared. `context_tokens` is what the next request starts from, of
+    `window`. `total` is the session's usage so far, side calls included. `call` counts
+    the run's model responses (the closing summary at a limit is one of them).
+    """
+
+    type: ClassVar[str] = "turn_usage"
+    call: int
+    usage: Usage
+    estimated_input_tokens: int | None
+    context_tokens: int | None
+    window: int | None
+    total: Usage
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted(Event):
     type: ClassVar[str] = "tool_started"
     call: ToolCall
@@ -196,6 +217,7 @@ class RunFinished(Event):
     usage: Usage
     duration_s: float
     error: str | None = None
+    session_usage: Usage | None = None  # all runs of the session so far, side calls included
 
 
 Subscriber = Callable[[Event], None]

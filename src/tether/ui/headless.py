@@ -23,7 +23,11 @@ __all__ = ["StreamJsonWriter", "result_object", "run_headless", "write_json_line
 
 
 def result_object(result: RunResult, *, transcript: str | None = None) -> dict[str, Any]:
-    """The summary of a run that `--output-format json` prints."""
+    """The summary of a run that `--output-format json` prints.
+
+    `context` (window, last_request_tokens, compactions, stubbed) says how close the
+    run came to the window and what keeping inside it did; keys are only ever added.
+    """
     u = result.usage
     data: dict[str, Any] = {
         "type": "result",
@@ -40,6 +44,8 @@ def result_object(result: RunResult, *, transcript: str | None = None) -> dict[s
         "session_id": result.session_id,
         "duration_s": round(result.duration_s, 3),
     }
+    if result.context is not None:
+        data["context"] = result.context.to_dict()
     if result.error is not None:
         data["error"] = result.error
     if transcript is not None:

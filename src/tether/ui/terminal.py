@@ -10,6 +10,7 @@ import json
 import os
 from typing import TextIO
 
+from tether.messages import Usage
 from tether.observe.events import (
     AssistantMessage,
     Event,
@@ -22,10 +23,11 @@ from tether.observe.events import (
     TextDelta,
     ToolFinished,
     ToolStarted,
+    TurnUsage,
 )
 from tether.observe.redact import Redactor
 
-__all__ = ["TerminalRenderer", "describe_call"]
+__all__ = ["TerminalRenderer", "describe_call", "usage_line"]
 
 _HEAD = 2
 _TAIL = 3
@@ -83,6 +85,8 @@ class TerminalRenderer:
         if isinstance(event, AssistantMessage):
             self._end_reasoning()
             self._newline()
+        elif isinstance(event, TurnUsage):
+            self._line(self._style(usage_line(event), "2"))
         elif isinstance(event, ToolStarted):
             self._line(
                 self._style("→ " + describe_call(event.call.name, event.call.arguments), "36")
@@ -131,6 +135,9 @@ class TerminalRenderer:
                 "2",
             )
         )
+        total = event.session_usage
+        if total is not None and total != u:  # a later request, or a /compact: say the sum
+            self._line(self._style("session total: " + _tokens(total), "2"))
 
     def _end_reasoning(self) -> None:
         if self._in_reasoning:
@@ -154,6 +161,28 @@ class TerminalRenderer:
     def _line(self, text: str) -> None:
         self._newline()
         self._out.write(self._redact(text) + "\n")
+
+
+def usage_line(event: TurnUsage) -> str:
+    """The status line of one response: its tokens as the provider reported them (or
+    the estimate, marked, when it reported none) and how full the window is now."""
+    u, estimate = event.usage, event.estimated_input_tokens
+    if u.input_tokens == 0 and estimate is not None:
+        text = f"tokens: in ~{estimate:,} (estimated) · out {u.output_tokens:,}"
+    else:
+        text = "tokens: " + _tokens(u)
+    if event.context_tokens is not None:
+        text += f" · context ~{event.context_tokens:,}"
+        if event.window:
+            text += f" / {event.window:,} ({event.context_tokens / event.window:.0%})"
+    return text
+
+
+def _tokens(u: Usage) -> str:
+    return (
+        f"in {u.input_tokens:,} (cached {u.cached_tokens:,}, written {u.cache_write_tokens:,})"
+        f" · out {u.output_tokens:,}"
+    )
 
 
 def describe_call(name: str, arguments: str) -> str:
