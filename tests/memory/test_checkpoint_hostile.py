@@ -18,14 +18,6 @@ from tether.messages import ToolCall
 from tether.observe.redact import Redactor
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "userhome"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-
-
 def git(cwd: Path, *args: str) -> None:
     cmd = ["git", "-c", "user.name=u", "-c", "user.email=u@example.com", *args]
     subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)

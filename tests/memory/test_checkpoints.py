@@ -20,17 +20,6 @@ from tether.memory.checkpoints import (
 State = dict[str, tuple[str, str]]
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's real global git config and excludes must not leak into tests."""
-    home = tmp_path / "userhome"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    return home
-
-
 def git(cwd: Path, *args: str) -> str:
     cmd = ["git", "-c", "user.name=u", "-c", "user.email=u@example.com", *args]
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
