@@ -206,9 +206,10 @@ class Agent:
         response = self.model.complete(request, _quiet(self.bus.emit))
         self._side_usage += response.usage
         self.usage += response.usage
-        summary = scrub_message(response.message).content.strip()
-        if not summary:
-            raise ProviderError("the model returned an empty summary")
+        reply = scrub_message(response.message)
+        summary = reply.content.strip()
+        if not summary or reply.tool_calls:  # "let me check first" is no handoff summary
+            raise ProviderError("the model did not write a summary (empty, or it called tools)")
         return summary
 
     def _take_side_usage(self) -> Usage:
@@ -229,7 +230,7 @@ class Agent:
         response = self.model.complete(request, self.bus.emit)
         u = response.usage
         if self.context is not None:
-            self.context.report(len(request.messages) + 1, u.input_tokens, u.output_tokens)
+            self.context.report(len(request.messages) + 1, u.input_tokens, response.message)
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
@@ -305,6 +306,7 @@ class Agent:
 
     def _summarize(self, detail: str) -> tuple[str, Usage]:
         """One last call, tools switched off, for a report the user can act on."""
+        self.fit_context()  # the closing request must fit the window like any other
         self._append(
             Message.user(
                 f"[tether] The run is stopping because {detail}. Do not call any tools. "

@@ -94,7 +94,7 @@ def test_files_still_being_edited_keep_their_latest_read() -> None:
     assert result[4] == messages[4]  # the latest read of shop.py, which is being edited
     assert result[2].content.startswith(STUB_PREFIX)  # an older read of it
     assert result[6].content.startswith(STUB_PREFIX)  # other.py is not being edited
-    assert "c1" not in stubs and "c0" in stubs
+    assert "4" not in stubs and "2" in stubs  # keyed by position
 
 
 def test_compaction_keeps_requests_verbatim_and_whole_turns() -> None:
@@ -176,7 +176,7 @@ def test_a_big_output_is_stubbed_when_it_ages_out_if_that_pays() -> None:
     for n in range(1, 5):  # turn 0 has just left the 4 recent turns
         messages += turn(n, size=300)
     early, stubs = stub_spilled(messages, keep_turns=4, estimate=chars)
-    assert list(stubs) == ["c0"] and early[2].content.startswith(STUB_PREFIX)
+    assert list(stubs) == ["2"] and early[2].content.startswith(STUB_PREFIX)
     assert early[3:] == messages[3:]  # nothing after it changes
     # Once more turns follow it, changing it would cost more than it saves: left alone.
     later = [Message.user("go"), *turn(0, size=40_000)]

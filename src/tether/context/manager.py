@@ -3,11 +3,13 @@
 Before each model call the agent asks `fit`. The size of the next request is the
 provider's own count for the last one plus an estimate of what was added since (an
 estimate of everything until the provider has reported). Below the soft threshold
-nothing changes, so every request extends the previous one byte for byte and the
-provider's prompt cache keeps hitting. Past it, old tool output is stubbed in one
-batch. Past the hard threshold (or when asked), the model writes a handoff summary
-and the context is rebuilt around it. If that fails, stale output is dropped hard
-instead, and the user is told.
+requests extend each other byte for byte, so the provider's prompt cache keeps
+hitting; the one exception is a big output leaving the recent turns, stubbed when the
+one cache miss on the few messages after it costs less than keeping it (`stub_spilled`).
+Past the soft threshold, old tool output is stubbed in one batch. Past the hard
+threshold (or when asked), the model writes a handoff summary and the context is
+rebuilt around it. If that fails, stale output is dropped hard instead, the user is
+told, and no summary is asked for again for a few turns.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tether.models.base import ToolSpec
 __all__ = ["ContextLimits", "ContextManager", "Fitted", "rebuild"]
 
 Action = Literal["none", "stub", "compact", "compact-failed"]
+_COOLDOWN_TURNS = 5
 _ROOM = 0.1  # of the window: how far under the soft threshold a stub batch must bring it
 
 
@@ -75,6 +78,7 @@ class ContextManager:
             for t in tools
         ]
         self._reported: tuple[int, int] | None = None  # (messages sent, tokens counted)
+        self._cooldown = 0  # fits to skip the summary for, after one failed
         self.spill: Spill | None = None
 
     def check(self) -> str | None:
@@ -88,10 +92,12 @@ class ContextManager:
             )
         return None
 
-    def report(self, messages_sent: int, input_tokens: int, output_tokens: int) -> None:
-        """The provider's count for the request just answered (0: it did not say)."""
+    def report(self, messages_sent: int, input_tokens: int, reply: Message) -> None:
+        """The provider's count for the request just answered (0: it did not say). The
+        reply is estimated, not taken from the output count: that includes reasoning,
+        which is not sent back."""
         if input_tokens > 0:
-            self._reported = (messages_sent, input_tokens + output_tokens)
+            self._reported = (messages_sent, input_tokens + self._estimate_messages([reply]))
 
     def size(self, messages: Sequence[Message]) -> int:
         """Tokens the next request would hold: reported + estimated since, or estimated."""
@@ -132,9 +138,16 @@ class ContextManager:
             if stubs and after <= lim.soft_tokens - _ROOM * lim.window:
                 batch = {"type": "context", "action": "stub", "stubs": stubs}
                 return self._done(stubbed, "stub", before, after, batch)
+        if self._cooldown > 0 and not force:  # a summary just failed: do not ask every turn
+            self._cooldown -= 1
+            return self._fallback(messages, before, None)
+        source = messages
+        if before >= lim.window * 0.9:  # the summary request itself must fit
+            source = stub_stale(messages, keep_turns=0, spill=self.spill)[0]
         try:
-            summary = summarize(messages)
+            summary = summarize(source)
         except Exception as exc:  # a provider failure must not end the run
+            self._cooldown = _COOLDOWN_TURNS
             return self._fallback(messages, before, exc)
         compacted = build_compacted(
             messages,
@@ -145,9 +158,7 @@ class ContextManager:
         )
         result, stubs = compacted.messages, {}
         after = self._estimate(result)
-        if after >= lim.soft_tokens:  # a tail of huge outputs: keep only the last turn's
-            result, stubs = stub_stale(result, keep_turns=1, spill=self.spill)
-            after = self._estimate(result)
+        result, stubs, after = self._squeeze(result, after)
         entry: dict[str, Any] = {
             "type": "compaction",
             "head": result[0].to_dict(),
@@ -167,14 +178,31 @@ class ContextManager:
         room = self.limits.soft_tokens - fixed
         return max(0, min(int(self.limits.window * self.limits.tail_share), room // 2))
 
-    def _fallback(self, messages: list[Message], before: int, exc: Exception) -> Fitted:
-        stubbed, stubs = stub_stale(messages, keep_turns=1, spill=self.spill)
-        after = self._estimate(stubbed)
-        entry = {"type": "context", "action": "stub", "stubs": stubs, "error": str(exc)}
-        note = (
-            f"Compaction failed ({exc}); dropped old tool output instead "
-            f"(about {before:,} -> {after:,} tokens)."
-        )
+    def _squeeze(
+        self, messages: list[Message], size: int
+    ) -> tuple[list[Message], dict[str, str], int]:
+        """Over the soft threshold still (a tail of huge outputs): stub all but the last
+        turn's; over the hard one even then (one turn larger than the window): all."""
+        stubs: dict[str, str] = {}
+        for keep, limit in ((1, self.limits.soft_tokens), (0, self.limits.hard_tokens)):
+            if size >= limit:
+                messages, more = stub_stale(messages, keep_turns=keep, spill=self.spill)
+                stubs.update(more)
+                size = self._estimate(messages)
+        return messages, stubs, size
+
+    def _fallback(self, messages: list[Message], before: int, exc: Exception | None) -> Fitted:
+        stubbed, stubs, after = self._squeeze(messages, self.limits.window)
+        if not stubs and exc is None:
+            return Fitted(messages, "none", before, before)
+        entry: dict[str, Any] = {"type": "context", "action": "stub", "stubs": stubs}
+        note = None
+        if exc is not None:
+            entry["error"] = str(exc)
+            note = (
+                f"Compaction failed ({exc}); dropped old tool output instead "
+                f"(about {before:,} -> {after:,} tokens)."
+            )
         fitted = self._done(stubbed, "compact-failed", before, after, entry)
         return Fitted(fitted.messages, fitted.action, before, after, fitted.entry, note)
 
@@ -215,9 +243,10 @@ def rebuild(entries: Sequence[dict[str, Any]]) -> list[Message]:
 
 
 def _apply_stubs(view: list[Message], stubs: dict[str, str]) -> list[Message]:
-    return [
-        replace(m, content=stubs[m.tool_call_id])
-        if m.role == "tool" and m.tool_call_id in stubs
-        else m
-        for m in view
-    ]
+    """Stubs are keyed by position in the context at the time they were made."""
+    result = list(view)
+    for key, stub in stubs.items():
+        index = int(key)
+        if 0 <= index < len(result) and result[index].role == "tool":
+            result[index] = replace(result[index], content=stub)
+    return result

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tether.messages import Message, ToolCall
 
-__all__ = ["STUB_PREFIX", "edited_paths", "stub_spilled", "stub_stale"]
+__all__ = ["STUB_PREFIX", "calls_by_index", "edited_paths", "stub_spilled", "stub_stale"]
 
 STUB_PREFIX = "[tether] Old output dropped"
 _PAYBACK_TURNS = 20  # turns an early stub must pay for itself within
@@ -26,9 +26,7 @@ _MIN_CHARS = 400  # a result shorter than this costs about what its stub costs
 _EDIT_TOOLS = frozenset({"str_replace", "write_file", "apply_patch"})
 _READ_TOOLS = frozenset({"read_file"})
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File:\s*(.+?)\s*$", re.MULTILINE)
-_SPILLED = re.compile(
-    r"The full output \([^)\n]*\) is saved in (\"(?:[^\"\\\\]|\\\\.)*\"|\S+?)\.[ \n]"
-)
+_SPILLED = re.compile(r'The full output \([^)\n]*\) is saved in ("(?:[^"\\]|\\.)*"|\S+?)\.[ \n]')
 
 Spill = Callable[[str, str], "Path | None"]
 
@@ -40,17 +38,18 @@ def stub_stale(
     spill: Spill | None = None,
     edit_window: int = 12,
 ) -> tuple[list[Message], dict[str, str]]:
-    """The messages with old tool results stubbed, and {call_id: stub} for the record.
+    """The messages with old tool results stubbed, and {index: stub} for the record
+    (positions, not call ids: a server may reuse ids).
 
     The last `keep_turns` assistant turns keep their results; so does the latest
     `read_file` of any path edited within the last `edit_window` turns.
     """
     boundary = _turn_start(messages, keep_turns)
-    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+    calls = calls_by_index(messages)
     editing = edited_paths(messages[_turn_start(messages, edit_window) :])
     latest_read: dict[str, int] = {}
     for index, message in enumerate(messages):
-        call = calls.get(message.tool_call_id or "")
+        call = calls.get(index)
         if message.role == "tool" and call is not None and call.name in _READ_TOOLS:
             path = _path_of(call)
             if path is not None:
@@ -67,10 +66,9 @@ def stub_stale(
             or message.content.startswith(STUB_PREFIX)
         ):
             continue
-        call = calls.get(message.tool_call_id or "")
-        stub = _stub(message, call, spill)
+        stub = _stub(message, calls.get(index), spill)
         result[index] = replace(message, content=stub)
-        stubs[message.tool_call_id or str(index)] = stub
+        stubs[str(index)] = stub
     return result, stubs
 
 
@@ -91,7 +89,7 @@ def stub_spilled(
     """
     newest = _turn_start(messages, keep_turns)
     oldest = _turn_start(messages, keep_turns + 1)
-    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+    calls = calls_by_index(messages)
     editing = edited_paths(messages[_turn_start(messages, 12) :])
     result = list(messages)
     stubs: dict[str, str] = {}
@@ -103,7 +101,7 @@ def stub_spilled(
             or message.content.startswith(STUB_PREFIX)
         ):
             continue
-        call = calls.get(message.tool_call_id or "")
+        call = calls.get(index)
         if call is not None and call.name in _READ_TOOLS and _path_of(call) in editing:
             continue  # a file the agent is still editing
         own = estimate([message])
@@ -111,8 +109,21 @@ def stub_spilled(
             continue
         stub = _stub(message, call, spill)
         result[index] = replace(message, content=stub)
-        stubs[message.tool_call_id or str(index)] = stub
+        stubs[str(index)] = stub
     return result, stubs
+
+
+def calls_by_index(messages: Sequence[Message]) -> dict[int, ToolCall]:
+    """The call each tool result answers, by position: results follow their calls in
+    order, and some servers reuse ids across turns, so ids alone cannot pair them."""
+    found: dict[int, ToolCall] = {}
+    pending: list[ToolCall] = []
+    for index, message in enumerate(messages):
+        if message.role == "assistant":
+            pending = list(message.tool_calls)
+        elif message.role == "tool" and pending:
+            found[index] = pending.pop(0)
+    return found
 
 
 def edited_paths(messages: Sequence[Message]) -> set[str]:
@@ -163,7 +174,8 @@ def _stub(message: Message, call: ToolCall | None, spill: Spill | None) -> str:
         f"{status}{len(message.content):,} characters."
     )
     if path is not None:
-        return text + f" Full text: {path} (read_file with offset/limit, or search_files)."
+        shown = path if re.fullmatch(r"[\w./+-]+", path) else json.dumps(path)
+        return text + f" Full text: {shown} (read_file with offset/limit, or search_files)."
     return text + " Run the call again if you need it."
 
 

@@ -72,7 +72,10 @@ def interactive(
                 out.write(_HELP + "\n")
                 continue
             if request == "/compact":
-                out.write((session.compact() or "Nothing to compact yet.") + "\n")
+                try:
+                    out.write((session.compact() or "Nothing to compact yet.") + "\n")
+                except KeyboardInterrupt:
+                    out.write("\n(compaction interrupted; nothing changed)\n")
                 continue
             if request.split(" ", 1)[0] in ("/checkpoints", "/undo"):
                 from tether.ui.checkpoints import list_checkpoints, session_undo
