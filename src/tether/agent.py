@@ -176,6 +176,15 @@ class Agent:
             return None
         if force:
             self._deadline = None  # by hand, between runs: the last run's clock is over
+            try:
+                return self._fit(force=True)
+            finally:
+                self._side_usage = Usage()  # in the session's total, not the next run's
+        return self._fit(force=False)
+
+    def _fit(self, *, force: bool) -> str | None:
+        if self.context is None:
+            return None
         try:
             fitted = self.context.fit(self.messages, self._handoff_summary, force=force)
         except Exception as exc:  # a fault of ours must not end the run: send as it is
