@@ -76,10 +76,12 @@ class Settings:
     checkpoint_max_file_bytes: int = 10 * 1024 * 1024
     # The context window (tokens) and when to shrink: soft drops old tool output,
     # compact_at (hard) compacts; fractions of the window, or token counts when > 1.
-    context_window: int = 128_000
+    context_window: int | None = None  # None: the model catalogue's, else 128,000
     context_soft: float = 0.6
     compact_at: float = 0.85
     keep_turns: int = 4
+    # Extra or overriding model catalogue entries, from [models."name"] in config.
+    models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         """The settings as they may be written to a transcript: no secrets."""
@@ -112,6 +114,7 @@ class Settings:
             "context_soft": self.context_soft,
             "compact_at": self.compact_at,
             "keep_turns": self.keep_turns,
+            "models": {k: dict(v) for k, v in self.models.items()},
         }
 
 
@@ -334,7 +337,7 @@ def _validate(s: Settings) -> None:
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ConfigError(f"{name} must be a positive number, got {value}.")
     for name, value in (("soft", s.context_soft), ("compact_at", s.compact_at)):
-        if value > 1 and value >= s.context_window:
+        if s.context_window is not None and value > 1 and value >= s.context_window:
             raise ConfigError(
                 f"[context] {name} = {value:g} tokens is not below the window "
                 f"({s.context_window:,} tokens)."

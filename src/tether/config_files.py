@@ -97,13 +97,16 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[RuleSpec]]:
             except RuleError as exc:
                 raise ConfigError(f"Bad permission rule: {exc}.") from None
             continue
+        if key == "models":
+            values["models"] = _models(path, value)
+            continue
         if key in _TOP_LEVEL:
             target, kind = _TOP_LEVEL[key]
             values[target] = _typed(path, key, value, kind)
             continue
         section = _TOML_SCHEMA.get(key)
         if section is None or not isinstance(value, dict):
-            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL, "permissions"]))
+            known = ", ".join(sorted([*_TOML_SCHEMA, *_TOP_LEVEL, "permissions", "models"]))
             raise ConfigError(f"{path}: unknown setting {key!r}; known: {known}.")
         for sub, sub_value in value.items():
             if sub not in section:
@@ -112,6 +115,30 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[RuleSpec]]:
             target, kind = section[sub]
             values[target] = _typed(path, f"[{key}] {sub}", sub_value, kind)
     return values, specs
+
+
+def _models(path: Path, value: Any) -> dict[str, dict[str, Any]]:
+    """`[models."name"]` tables: entries for the model catalogue, checked key by key."""
+    from tether.models.catalogue import MODEL_KEYS
+
+    if not isinstance(value, dict):
+        raise ConfigError(f'{path}: [models] must hold tables like [models."my-model"].')
+    result: dict[str, dict[str, Any]] = {}
+    for name, entry in value.items():
+        if not isinstance(entry, dict):
+            raise ConfigError(f'{path}: [models."{name}"] must be a table.')
+        checked: dict[str, Any] = {}
+        for key, item in entry.items():
+            if key not in MODEL_KEYS:
+                known = ", ".join(MODEL_KEYS)
+                raise ConfigError(
+                    f'{path}: unknown key {key!r} in [models."{name}"]; known: {known}.'
+                )
+            checked[key] = _typed(path, f'[models."{name}"] {key}', item, MODEL_KEYS[key])
+            if MODEL_KEYS[key] is not bool and checked[key] < 0:
+                raise ConfigError(f'{path}: [models."{name}"] {key} must not be negative.')
+        result[str(name)] = checked
+    return result
 
 
 def _typed(path: Path, name: str, value: Any, kind: type) -> Any:

@@ -27,6 +27,7 @@ from tether.errors import ConfigError
 from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
+from tether.models.catalogue import lookup
 from tether.observe.events import (
     Event,
     EventBus,
@@ -71,8 +72,9 @@ class Session:
         # Decided first: a run that may not start must not leave a transcript behind.
         system_prompt = build_system_prompt(settings.workspace)
         registry = Registry(builtin_tools())
+        self.model_info = lookup(settings.model, settings.models)
         limits = ContextLimits(
-            window=settings.context_window,
+            window=settings.context_window or self.model_info.context_window,
             soft=settings.context_soft,
             hard=settings.compact_at,
             keep_turns=settings.keep_turns,
@@ -186,6 +188,15 @@ class Session:
         )
         for text in sandbox_notices:
             self.bus.emit(Notice("warning", text))
+        if not self.model_info.known and settings.context_window is None:
+            self.bus.emit(
+                Notice(
+                    "info",
+                    f"Model {settings.model!r} is not in tether's catalogue: assuming a "
+                    f"{limits.window:,}-token window and unknown prices. Set --context-window, "
+                    f'or describe it in config under [models."{settings.model}"].',
+                )
+            )
 
     def run(self, task: str) -> RunResult:
         """Work on `task`; notes about what happened between requests (an undo) go first."""

@@ -1,0 +1,78 @@
+"""What tether knows about a model: its window, its output limit, its prices, what it can do.
+
+A data file (`catalogue.json`) ships the common models; users extend or override it in
+config (`[models."name"]`). Names are matched exactly, then without a router's
+`provider/` prefix (OpenRouter's `anthropic/claude-sonnet-4`), then by the longest
+catalogue name the model's name starts with (`claude-sonnet-4-20250514`). A model
+found nowhere gets safe defaults, and `known` is False so the caller can say so once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["DEFAULT_WINDOW", "MODEL_KEYS", "ModelInfo", "lookup"]
+
+DEFAULT_WINDOW = 128_000
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Prices are USD per million tokens; None where the provider does not say."""
+
+    name: str
+    context_window: int = DEFAULT_WINDOW
+    max_output: int = 8192
+    input: float | None = None
+    output: float | None = None
+    cached_input: float | None = None
+    cache_write: float | None = None
+    tools: bool = True
+    reasoning: bool = False
+    images: bool = False
+    known: bool = False
+
+
+MODEL_KEYS: Mapping[str, type] = {
+    "context_window": int,
+    "max_output": int,
+    "input": float,
+    "output": float,
+    "cached_input": float,
+    "cache_write": float,
+    "tools": bool,
+    "reasoning": bool,
+    "images": bool,
+}
+
+
+@cache
+def _shipped() -> dict[str, dict[str, Any]]:
+    text = resources.files("tether.models").joinpath("catalogue.json").read_text("utf-8")
+    models: dict[str, dict[str, Any]] = json.loads(text)["models"]
+    return models
+
+
+def lookup(model: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> ModelInfo:
+    """The model's entry, the user's `extra` entries winning over the shipped ones."""
+    table: dict[str, dict[str, Any]] = {k: dict(v) for k, v in _shipped().items()}
+    for name, values in (extra or {}).items():
+        table[name] = {**table.get(name, {}), **values}
+    entry = _find(model, table)
+    if entry is None:
+        return ModelInfo(model)
+    return replace(ModelInfo(model), known=True, **entry)
+
+
+def _find(model: str, table: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    for candidate in (model, model.rsplit("/", 1)[-1]):
+        if candidate in table:
+            return table[candidate]
+    bare = model.rsplit("/", 1)[-1]
+    prefixes = [name for name in table if bare.startswith(name + "-") or bare == name]
+    return table[max(prefixes, key=len)] if prefixes else None
