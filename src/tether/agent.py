@@ -67,6 +67,8 @@ class Limits:
     max_tokens: int | None = None
     timeout: float | None = None
     loop_guard: int = 3
+    max_cost: float | None = None  # USD, at the catalogue's prices (`price`)
+    price: Callable[[Usage], float | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ class RunResult:
     duration_s: float
     error: str | None = None
     context: ContextStats | None = None
+    cost_usd: float | None = None
 
     @property
     def exit_code(self) -> int:
@@ -309,6 +312,9 @@ class Agent:
                 f"the token limit ({lim.max_tokens:,}) was reached "
                 f"({usage.total_tokens:,} tokens used)"
             )
+        spent = lim.price(usage) if lim.price is not None else None
+        if lim.max_cost is not None and spent is not None and spent >= lim.max_cost:
+            return StopReason.MAX_COST, f"the cost limit (${lim.max_cost:g}) was reached"
         if lim.timeout is not None and time.monotonic() - start >= lim.timeout:
             return StopReason.TIMEOUT, f"the time limit ({lim.timeout:g} s) was reached"
         return None
@@ -362,8 +368,9 @@ class Agent:
         error: str | None = None,
     ) -> RunResult:
         duration = time.monotonic() - start
+        cost = self.limits.price(usage) if self.limits.price is not None else None
         result = RunResult(
-            self.session_id, reason, text, turns, usage, duration, error, self._stats
+            self.session_id, reason, text, turns, usage, duration, error, self._stats, cost
         )
         self.transcript.append(
             {
@@ -371,6 +378,7 @@ class Agent:
                 "stop_reason": str(reason),
                 "turns": turns,
                 "usage": usage.to_dict(),
+                "cost_usd": cost,
                 "duration_s": round(result.duration_s, 3),
                 "error": error,
                 "context": self._stats.to_dict(),

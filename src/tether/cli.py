@@ -6,7 +6,7 @@ Exit codes (also in `tether --help`):
   2    usage error (bad command line)
   3    configuration error (missing key or model, bad config file)
   4    provider failure (the endpoint failed after retries, or refused the request)
-  5    a limit was reached (--max-turns, --max-tokens, --timeout)
+  5    a limit was reached (--max-turns, --max-tokens, --timeout, --max-cost)
   6    tether apply-patch: the patch does not apply (nothing was changed)
   7    tether undo: files changed outside tether would be overwritten (nothing was changed)
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
@@ -36,7 +36,7 @@ exit codes:
   2    usage error (bad command line)
   3    configuration error (missing API key or model, bad config file)
   4    provider failure (the endpoint failed after retries, or refused the request)
-  5    a limit was reached (--max-turns, --max-tokens, --timeout)
+  5    a limit was reached (--max-turns, --max-tokens, --timeout, --max-cost)
   6    tether apply-patch: the patch does not apply (nothing was changed)
   7    tether undo: files changed outside tether would be overwritten (nothing was changed)
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP)
@@ -160,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=commands.positive(float), help="wall-clock seconds per task"
     )
     parser.add_argument(
+        "--max-cost",
+        type=commands.positive(float),
+        metavar="USD",
+        help="stop a task once it has cost this much at the model's list prices",
+    )
+    parser.add_argument(
         "-C", "--workspace", type=Path, help="work in this directory (default: the current one)"
     )
     commands.rule_flags(parser)
@@ -218,6 +224,7 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
         max_turns=ns.max_turns,
         max_tokens=ns.max_tokens,
         timeout=ns.timeout,
+        max_cost=ns.max_cost,
         stream=False if ns.no_stream else None,
         allow=tuple(ns.allow),
         deny=tuple(ns.deny),

@@ -52,6 +52,7 @@ class Settings:
     max_turns: int = 100
     max_tokens: int | None = None
     timeout: float | None = None
+    max_cost: float | None = None  # USD per run, at the model catalogue's prices
     # The model wire.
     stream: bool = True
     request_timeout: float = 600.0
@@ -93,6 +94,7 @@ class Settings:
             "max_turns": self.max_turns,
             "max_tokens": self.max_tokens,
             "timeout": self.timeout,
+            "max_cost": self.max_cost,
             "stream": self.stream,
             "request_timeout": self.request_timeout,
             "max_attempts": self.max_attempts,
@@ -129,6 +131,7 @@ class CliOverrides:
     max_turns: int | None = None
     max_tokens: int | None = None
     timeout: float | None = None
+    max_cost: float | None = None
     stream: bool | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -219,6 +222,7 @@ def load_settings(
         "max_turns",
         "max_tokens",
         "timeout",
+        "max_cost",
         "stream",
         "permission_mode",
         "sandbox",
@@ -320,6 +324,7 @@ def _validate(s: Settings) -> None:
         "max_turns": s.max_turns,
         "max_tokens": s.max_tokens,
         "timeout": s.timeout,
+        "max_cost": s.max_cost,
         "request_timeout": s.request_timeout,
         "max_attempts": s.max_attempts,
         "bash_timeout": s.bash_timeout,

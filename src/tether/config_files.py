@@ -21,6 +21,7 @@ _TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
         "max_turns": ("max_turns", int),
         "max_tokens": ("max_tokens", int),
         "timeout": ("timeout", float),
+        "max_cost": ("max_cost", float),
     },
     "model": {
         "stream": ("stream", bool),

@@ -56,12 +56,18 @@ class StopReason(StrEnum):
     MAX_TURNS = "max_turns"
     MAX_TOKENS = "max_tokens"
     TIMEOUT = "timeout"
+    MAX_COST = "max_cost"
     INTERRUPTED = "interrupted"
     PROVIDER_ERROR = "provider_error"
 
     @property
     def is_limit(self) -> bool:
-        return self in (StopReason.MAX_TURNS, StopReason.MAX_TOKENS, StopReason.TIMEOUT)
+        return self in (
+            StopReason.MAX_TURNS,
+            StopReason.MAX_TOKENS,
+            StopReason.TIMEOUT,
+            StopReason.MAX_COST,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from tether.errors import ConfigError
 from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
-from tether.models.catalogue import lookup
+from tether.models.catalogue import cost_usd, lookup
 from tether.observe.events import (
     Event,
     EventBus,
@@ -80,6 +80,11 @@ class Session:
             keep_turns=settings.keep_turns,
         )
         context_manager = ContextManager(limits, system=system_prompt, tools=registry.specs())
+        if settings.max_cost is not None and self.model_info.input is None:
+            raise ConfigError(
+                f"--max-cost needs the prices of {settings.model!r}, which tether does not "
+                f'know; give them in config under [models."{settings.model}"] (input, output).'
+            )
         problem = context_manager.check()
         if problem is not None:
             raise ConfigError(f"{problem}. Raise --context-window or --compact-at.")
@@ -179,6 +184,8 @@ class Session:
                 max_tokens=settings.max_tokens,
                 timeout=settings.timeout,
                 loop_guard=settings.loop_guard,
+                max_cost=settings.max_cost,
+                price=partial(cost_usd, self.model_info),
             ),
         )
         self.bus.emit(

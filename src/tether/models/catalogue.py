@@ -16,7 +16,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["DEFAULT_WINDOW", "MODEL_KEYS", "ModelInfo", "lookup"]
+from tether.messages import Usage
+
+__all__ = ["DEFAULT_WINDOW", "MODEL_KEYS", "ModelInfo", "cost_usd", "lookup"]
 
 DEFAULT_WINDOW = 128_000
 
@@ -76,3 +78,23 @@ def _find(model: str, table: Mapping[str, dict[str, Any]]) -> dict[str, Any] | N
     bare = model.rsplit("/", 1)[-1]
     prefixes = [name for name in table if bare.startswith(name + "-") or bare == name]
     return table[max(prefixes, key=len)] if prefixes else None
+
+
+def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
+    """What `usage` cost at the model's list prices; None when they are not known.
+
+    Input tokens include the cached and cache-written ones; each part is priced at
+    its own rate (a missing cached or cache-write price counts as the input price).
+    """
+    if info.input is None or info.output is None:
+        return None
+    cached_price = info.input if info.cached_input is None else info.cached_input
+    write_price = info.input if info.cache_write is None else info.cache_write
+    plain = max(usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens, 0)
+    total = (
+        plain * info.input
+        + usage.cached_tokens * cached_price
+        + usage.cache_write_tokens * write_price
+        + usage.output_tokens * info.output
+    )
+    return total / 1_000_000

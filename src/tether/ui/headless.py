@@ -46,6 +46,7 @@ def result_object(result: RunResult, *, transcript: str | None = None) -> dict[s
     }
     if result.context is not None:
         data["context"] = result.context.to_dict()
+    data["cost_usd"] = None if result.cost_usd is None else round(result.cost_usd, 6)
     if result.error is not None:
         data["error"] = result.error
     if transcript is not None:
