@@ -8,7 +8,6 @@ summary. Every tool call gets exactly one result, whatever happens.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -22,6 +21,7 @@ from tether.errors import (
     EXIT_PROVIDER,
     ProviderError,
 )
+from tether.loop_guard import LoopGuard
 from tether.memory.sessions import Transcript
 from tether.messages import (
     FinishReason,
@@ -121,8 +121,7 @@ class Agent:
         self.messages: list[Message] = []
         self.usage = Usage()
         self._tools = dispatcher.registry.specs()
-        self._last_call: tuple[str, str] | None = None
-        self._repeats = 0
+        self._loop_guard = LoopGuard(limits.loop_guard)
         self._deadline: float | None = None
         self._stats = ContextStats()
         self._calls = 0  # model responses in this run
@@ -289,19 +288,11 @@ class Agent:
             self.bus.emit(Notice("warning", "The provider's content filter stopped the answer."))
 
     def _guard_loops(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        """The same call (name + arguments) N times in a row earns a note to change tack."""
-        signature = (call.name, _canonical(call.arguments))
-        self._repeats = self._repeats + 1 if signature == self._last_call else 1
-        self._last_call = signature
-        if self._repeats < self.limits.loop_guard:
+        noted = self._loop_guard.check(call, result)
+        if noted is None:
             return result
-        self.bus.emit(LoopWarning(call, self._repeats))
-        note = (
-            f"\n\n[tether] You have made this exact call {self._repeats} times in a row. "
-            "Repeating it will not give a different result: step back, reconsider what you "
-            "know, and try a different approach."
-        )
-        return ToolResult(result.call_id, result.name, result.content + note, result.is_error)
+        self.bus.emit(LoopWarning(call, self._loop_guard.repeats))
+        return noted
 
     def _limit_hit(self, turns: int, usage: Usage, start: float) -> tuple[StopReason, str] | None:
         lim = self.limits
@@ -399,10 +390,3 @@ def _quiet(emit: Callable[[Event], None]) -> Callable[[Event], None]:
             emit(event)
 
     return forward
-
-
-def _canonical(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), sort_keys=True)
-    except (ValueError, TypeError, RecursionError):
-        return arguments
