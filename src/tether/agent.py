@@ -122,6 +122,7 @@ class Agent:
         self.usage = Usage()
         self._tools = dispatcher.registry.specs()
         self._loop_guard = LoopGuard(limits.loop_guard)
+        self._next_size: int | None = None  # the count fit_context made for the next request
         self._deadline: float | None = None
         self._stats = ContextStats()
         self._calls = 0  # model responses in this run
@@ -192,6 +193,7 @@ class Agent:
         except Exception as exc:  # a fault of ours must not end the run: send as it is
             self.bus.emit(Notice("warning", f"Context management failed ({exc!r}); continuing."))
             return None
+        self._next_size = fitted.after
         if fitted.action == "none" or fitted.entry is None:
             return None
         self.messages = fitted.messages
@@ -230,7 +232,8 @@ class Agent:
     def _call_model(
         self, *, tool_choice: str = "auto", deadline: float | None = None
     ) -> ModelResponse:
-        estimate = self._context_size()  # before sending: to compare with the report
+        # Before sending, to compare with the report: fit_context has just counted it.
+        estimate, self._next_size = self._next_size or self._context_size(), None
         request = ModelRequest(
             system=self.system_prompt,
             messages=tuple(self.messages),
@@ -241,7 +244,10 @@ class Agent:
         response = self.model.complete(request, self.bus.emit)
         u = response.usage
         if self.context is not None:
-            self.context.report(len(request.messages) + 1, u.input_tokens, response.message)
+            # No count from the provider: the estimate stands in, so the next count only
+            # estimates what is added (not the whole history again).
+            counted = u.input_tokens or estimate or 0
+            self.context.report(len(request.messages) + 1, counted, response.message)
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
@@ -320,6 +326,7 @@ class Agent:
                 "anything the user should check."
             )
         )
+        self._next_size = None  # the count fit_context made does not hold this note
         deadline = None
         if self._deadline is not None:
             deadline = max(self._deadline, time.monotonic() + SUMMARY_GRACE_S)

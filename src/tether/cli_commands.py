@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tether.config import PERMISSION_MODES, CliOverrides
+from tether.config import PERMISSION_MODES, CliOverrides, Settings
 from tether.errors import EXIT_PATCH_FAILED, UsageError
 
 __all__ = [
@@ -110,12 +110,9 @@ def doctor_parser() -> argparse.ArgumentParser:
 
 
 def doctor_command(ns: argparse.Namespace) -> int:
-    from tether.config import load_settings
     from tether.ui.doctor import doctor
 
-    return doctor(
-        load_settings(CliOverrides(workspace=ns.workspace), require_model=False), sys.stdout
-    )
+    return doctor(_workspace_settings(ns), sys.stdout)
 
 
 def sandbox_parser() -> argparse.ArgumentParser:
@@ -150,10 +147,9 @@ def sandbox_parser() -> argparse.ArgumentParser:
 def sandbox_command(ns: argparse.Namespace) -> int:
     import shlex
 
-    from tether.config import load_settings
     from tether.ui.doctor import sandbox_exec
 
-    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    settings = _workspace_settings(ns)
     words = ns.command
     command = words[0] if len(words) == 1 else shlex.join(words)
     return sandbox_exec(
@@ -250,10 +246,9 @@ def checkpoints_parser() -> argparse.ArgumentParser:
 
 
 def checkpoints_command(ns: argparse.Namespace) -> int:
-    from tether.config import load_settings
     from tether.ui.checkpoints import list_checkpoints
 
-    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    settings = _workspace_settings(ns)
     return list_checkpoints(settings, sys.stdout, session=ns.session, as_json=ns.json)
 
 
@@ -285,10 +280,9 @@ def undo_parser() -> argparse.ArgumentParser:
 
 
 def undo_command(ns: argparse.Namespace) -> int:
-    from tether.config import load_settings
     from tether.ui.checkpoints import undo
 
-    settings = load_settings(CliOverrides(workspace=ns.workspace), require_model=False)
+    settings = _workspace_settings(ns)
     return undo(
         settings,
         sys.stdout,
@@ -298,3 +292,10 @@ def undo_command(ns: argparse.Namespace) -> int:
         force=ns.force,
         as_json=ns.json,
     )
+
+
+def _workspace_settings(ns: argparse.Namespace) -> Settings:
+    """Settings for a subcommand that needs no model: config files and `-C` only."""
+    from tether.config import load_settings
+
+    return load_settings(CliOverrides(workspace=ns.workspace), require_model=False)

@@ -117,15 +117,7 @@ class Session:
         )
         env = os.environ if environ is None else environ
         overflow = settings.home / "sessions" / self.session_id / "overflow"
-        workspace = Workspace(settings.workspace, reserved=(settings.home,), readable=(overflow,))
-        self.gate = Gate(
-            settings.rules,
-            settings.permission_mode,
-            workspace,
-            home=Path(env.get("HOME") or Path.home()),
-            approver=approver,
-            on_decision=self._report_decision,
-        )
+        workspace = Workspace(settings.workspace, reserved=(settings.home,))
         writable = tuple(
             (workspace.root / Path(p).expanduser()).resolve() for p in settings.allow_write
         )
@@ -145,6 +137,15 @@ class Session:
             bash_timeout=settings.bash_timeout,
             output_limit=settings.output_limit,
             overflow_dir=overflow,
+        )
+        # The context's workspace also reads the overflow files: the gate judges with it.
+        self.gate = Gate(
+            settings.rules,
+            settings.permission_mode,
+            context.workspace,
+            home=Path(env.get("HOME") or Path.home()),
+            approver=approver,
+            on_decision=self._report_decision,
         )
         self.checkpoints = (
             StepCheckpoints(

@@ -25,7 +25,6 @@ _PAYBACK_TURNS = 20  # turns an early stub must pay for itself within
 _MIN_CHARS = 400  # a result shorter than this costs about what its stub costs
 _EDIT_TOOLS = frozenset({"str_replace", "write_file", "apply_patch"})
 _READ_TOOLS = frozenset({"read_file"})
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File:\s*(.+?)\s*$", re.MULTILINE)
 _SPILLED = re.compile(r'The full output \([^)\n]*\) is saved in ("(?:[^"\\]|\\.)*"|\S+?)\.[ \n]')
 
 Spill = Callable[[str, str], "Path | None"]
@@ -89,7 +88,8 @@ def stub_spilled(
     """
     newest = _turn_start(messages, keep_turns)
     oldest = _turn_start(messages, keep_turns + 1)
-    calls = calls_by_index(messages)
+    # Only the turn that ages out is looked at, and it starts with its assistant message.
+    calls = {oldest + i: c for i, c in calls_by_index(messages[oldest:newest]).items()}
     editing = edited_paths(messages[_turn_start(messages, 12) :])
     result = list(messages)
     stubs: dict[str, str] = {}
@@ -134,9 +134,10 @@ def edited_paths(messages: Sequence[Message]) -> set[str]:
             if call.name not in _EDIT_TOOLS:
                 continue
             if call.name == "apply_patch":
-                args = _arguments(call)
-                patch = args.get("patch") if isinstance(args.get("patch"), str) else ""
-                found.update(_norm(p) for p in _PATCH_PATH.findall(str(patch)))
+                from tether.patch import patch_paths  # loads with the first patch
+
+                patch = _arguments(call).get("patch")
+                found.update(_norm(p) for p in patch_paths(patch if isinstance(patch, str) else ""))
             else:
                 path = _path_of(call)
                 if path is not None:

@@ -171,10 +171,7 @@ def _summary(tool: str, arguments: Mapping[str, Any]) -> str:
 
 
 def _patch_files(text: str) -> str:
-    from tether.patch import parse, touched  # loads with the first patch, not at start
+    from tether.patch import patch_paths  # loads with the first patch, not at start
 
-    try:
-        paths = [path for path, _kind in touched(parse(text))]
-    except Exception:  # not a patch: the tool refuses it; the summary stays empty
-        return ""
+    paths = patch_paths(text)
     return ", ".join(paths[:5]) + (f" (+{len(paths) - 5} more)" if len(paths) > 5 else "")

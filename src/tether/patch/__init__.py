@@ -26,6 +26,15 @@ __all__ = [
     "apply_patch_text",
     "commit",
     "parse",
+    "patch_paths",
     "plan",
     "touched",
 ]
+
+
+def patch_paths(text: str) -> list[str]:
+    """The files a patch would touch, in patch order; none when it is no patch at all."""
+    try:
+        return [path for path, _kind in touched(parse(text))]
+    except (PatchError, ValueError):
+        return []
