@@ -10,7 +10,6 @@ from typing import Any
 
 from tether.context.compact import COMPACTED_PREFIX, SUMMARY_REQUEST
 from tether.context.manager import rebuild
-from tether.messages import Message
 from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
 
 TASK = "Survey the files.\n  Keep every NOTE line exactly as it is!  "
