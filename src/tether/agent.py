@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tether.context.compact import SUMMARY_REQUEST
-from tether.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_LIMIT,
-    EXIT_OK,
-    EXIT_PROVIDER,
-    ProviderError,
-)
+from tether.errors import ProviderError, ToolFormatError
 from tether.loop_guard import LoopGuard
 from tether.memory.sessions import Transcript
 from tether.messages import (
@@ -49,50 +43,15 @@ from tether.observe.events import (
     TurnUsage,
     UserMessage,
 )
+from tether.run_limits import Limits, RunResult, limit_hit
 from tether.tools.dispatch import Dispatcher, Interrupted
 
 if TYPE_CHECKING:
     from tether.context.manager import ContextManager
 
-__all__ = ["SUMMARY_GRACE_S", "Agent", "Limits", "RunResult"]
+__all__ = ["SUMMARY_GRACE_S", "Agent", "Limits", "RunResult"]  # the last two re-exported
 
 SUMMARY_GRACE_S = 30.0  # time the closing summary may take after the time limit
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-run limits; `max_tokens` counts input plus output over all turns."""
-
-    max_turns: int = 100
-    max_tokens: int | None = None
-    timeout: float | None = None
-    loop_guard: int = 3
-    max_cost: float | None = None  # USD, at the catalogue's prices (`price`)
-    price: Callable[[Usage], float | None] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    session_id: str
-    stop_reason: StopReason
-    result: str
-    turns: int
-    usage: Usage
-    duration_s: float
-    error: str | None = None
-    context: ContextStats | None = None
-    cost_usd: float | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """The CLI's documented exit code for how this run ended."""
-        if self.stop_reason is StopReason.COMPLETED:
-            return EXIT_OK
-        if self.stop_reason is StopReason.PROVIDER_ERROR:
-            return EXIT_PROVIDER
-        if self.stop_reason is StopReason.INTERRUPTED:
-            return EXIT_INTERRUPTED
-        return EXIT_LIMIT
 
 
 class Agent:
@@ -106,7 +65,7 @@ class Agent:
         system_prompt: str,
         bus: EventBus,
         transcript: Transcript,
-        limits: Limits = Limits(),
+        limits: Limits = Limits(),  # noqa: B008 -- frozen, so sharing is safe
         context: ContextManager | None = None,
     ) -> None:
         """`context` keeps requests inside the model's window (None: send everything)."""
@@ -143,7 +102,7 @@ class Agent:
         limit: tuple[StopReason, str] | None = None
         try:
             while True:
-                limit = self._limit_hit(turns, usage, start)
+                limit = limit_hit(self.limits, turns, usage, start)
                 if limit is not None:
                     break
                 turns += 1
@@ -161,7 +120,9 @@ class Agent:
                 self.transcript.sync()
         except ProviderError as exc:
             if self._deadline is None or time.monotonic() < self._deadline:
-                return self._finish(StopReason.PROVIDER_ERROR, "", turns, usage, start, str(exc))
+                bad_format = isinstance(exc, ToolFormatError)
+                why = StopReason.TOOL_FORMAT if bad_format else StopReason.PROVIDER_ERROR
+                return self._finish(why, "", turns, usage, start, str(exc))
             limit = (StopReason.TIMEOUT, f"the time limit ({timeout:g} s) was reached")
         except (KeyboardInterrupt, Interrupted) as exc:
             if isinstance(exc, Interrupted):
@@ -252,13 +213,17 @@ class Agent:
         if message is not response.message:
             response = replace(response, message=message)
         self.usage += u
-        extra = {} if estimate is None else {"estimated_input_tokens": estimate}
+        price = self.limits.price
+        cost, total = (price(u), price(self.usage)) if price is not None else (None, None)
+        extra: dict[str, object] = {} if estimate is None else {"estimated_input_tokens": estimate}
+        if cost is not None:
+            extra["cost_usd"] = round(cost, 6)
         self._append(message, usage=u.to_dict(), **extra, finish_reason=str(response.finish_reason))
         self.bus.emit(AssistantMessage(message, u, response.finish_reason))
         self._calls += 1
         self._stats = replace(self._stats, last_request_tokens=u.input_tokens or estimate or 0)
         size, window = self._context_size(), self._stats.window
-        self.bus.emit(TurnUsage(self._calls, u, estimate, size, window, self.usage))
+        self.bus.emit(TurnUsage(self._calls, u, estimate, size, window, self.usage, cost, total))
         return response
 
     def _context_size(self) -> int | None:
@@ -299,22 +264,6 @@ class Agent:
             return result
         self.bus.emit(LoopWarning(call, self._loop_guard.repeats))
         return noted
-
-    def _limit_hit(self, turns: int, usage: Usage, start: float) -> tuple[StopReason, str] | None:
-        lim = self.limits
-        if turns >= lim.max_turns:
-            return StopReason.MAX_TURNS, f"the turn limit ({lim.max_turns}) was reached"
-        if lim.max_tokens is not None and usage.total_tokens >= lim.max_tokens:
-            return StopReason.MAX_TOKENS, (
-                f"the token limit ({lim.max_tokens:,}) was reached "
-                f"({usage.total_tokens:,} tokens used)"
-            )
-        spent = lim.price(usage) if lim.price is not None else None
-        if lim.max_cost is not None and spent is not None and spent >= lim.max_cost:
-            return StopReason.MAX_COST, f"the cost limit (${lim.max_cost:g}) was reached"
-        if lim.timeout is not None and time.monotonic() - start >= lim.timeout:
-            return StopReason.TIMEOUT, f"the time limit ({lim.timeout:g} s) was reached"
-        return None
 
     def _summarize(self, detail: str) -> tuple[str, Usage]:
         """One last call, tools switched off, for a report the user can act on."""

@@ -141,7 +141,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", help="model name (overrides TETHER_MODEL)")
     parser.add_argument(
-        "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+        "--provider",
+        choices=("openai", "anthropic"),
+        help="wire protocol (overrides TETHER_PROVIDER): openai for any chat-completions "
+        "server (OpenAI, OpenRouter, vLLM, Ollama, llama.cpp), anthropic for Messages",
+    )
+    parser.add_argument(
+        "--base-url",
+        help="the endpoint, e.g. http://localhost:11434/v1 (openai) or "
+        "https://api.anthropic.com (anthropic)",
+    )
+    parser.add_argument(
+        "--tool-protocol",
+        choices=("auto", "native", "text"),
+        help="how the model calls tools: native tool calls, a text format described in the "
+        "prompt (for models without tool support), or auto (native, falling back to text)",
+    )
+    parser.add_argument(
+        "--thinking-budget",
+        type=commands.positive(int),
+        metavar="TOKENS",
+        help="anthropic: let the model think first, up to TOKENS (extended thinking)",
     )
     parser.add_argument(
         "--permission-mode",
@@ -218,7 +238,10 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
 
     overrides = CliOverrides(
         model=ns.model,
+        provider=ns.provider,
         base_url=ns.base_url,
+        tool_protocol=ns.tool_protocol,
+        thinking_budget=ns.thinking_budget,
         workspace=ns.workspace,
         permission_mode=ns.permission_mode,
         max_turns=ns.max_turns,

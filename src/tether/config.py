@@ -8,16 +8,14 @@ flags. The result is one frozen `Settings`; nothing reads the environment later.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
+from tether.config_endpoint import DEFAULT_BASE_URLS, Provider, public_endpoint, resolve_endpoint
 from tether.config_files import read_env_file, read_toml
 from tether.errors import ConfigError
 from tether.policy.ruleload import check_rules, flag_specs
@@ -35,7 +33,8 @@ __all__ = [
 
 PermissionMode = Literal["default", "accept-edits", "plan", "auto"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "plan", "auto")
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = DEFAULT_BASE_URLS["openai"]
+TOOL_PROTOCOLS = ("auto", "native", "text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +42,7 @@ class Settings:
     """Everything a run needs to know, decided before it starts."""
 
     model: str
+    provider: Provider = "openai"
     base_url: str = DEFAULT_BASE_URL
     api_key: str | None = field(default=None, repr=False)
     workspace: Path = field(default_factory=Path.cwd)
@@ -58,6 +58,11 @@ class Settings:
     request_timeout: float = 600.0
     max_attempts: int = 6
     retry_base_delay: float = 1.0
+    # How tools reach the model: native tool calls, a text format in the prompt, or
+    # auto (native, falling back to text when the endpoint refuses tools). None: auto,
+    # unless the model's catalogue entry says otherwise.
+    tool_protocol: str | None = None
+    thinking_budget: int | None = None  # Anthropic extended thinking, in tokens
     # Tools.
     bash_timeout: float = 120.0
     tool_timeout: float = 600.0
@@ -88,6 +93,7 @@ class Settings:
         """The settings as they may be written to a transcript: no secrets."""
         return {
             "model": self.model,
+            "provider": self.provider,
             "endpoint": public_endpoint(self.base_url),
             "workspace": str(self.workspace),
             "permission_mode": self.permission_mode,
@@ -97,6 +103,8 @@ class Settings:
             "max_cost": self.max_cost,
             "stream": self.stream,
             "request_timeout": self.request_timeout,
+            "tool_protocol": self.tool_protocol,
+            "thinking_budget": self.thinking_budget,
             "max_attempts": self.max_attempts,
             "bash_timeout": self.bash_timeout,
             "tool_timeout": self.tool_timeout,
@@ -125,6 +133,7 @@ class CliOverrides:
     """What the command line said; None means "not given"."""
 
     model: str | None = None
+    provider: str | None = None
     base_url: str | None = None
     workspace: Path | None = None
     permission_mode: PermissionMode | None = None
@@ -140,6 +149,8 @@ class CliOverrides:
     checkpoints: bool | None = None
     context_window: int | None = None
     compact_at: float | None = None
+    tool_protocol: str | None = None
+    thinking_budget: int | None = None
 
 
 # TOML keys: section -> key -> (Settings field, type)
@@ -175,48 +186,14 @@ def load_settings(
     except RuleError as exc:
         raise ConfigError(f"Bad permission rule: {exc}.") from None
 
-    agents_env = read_env_file(home_dir / ".agents/env")
-    base_url = (
-        overrides.base_url
-        or env.get("TETHER_BASE_URL")
-        or env.get("OPENAI_BASE_URL")
-        or agents_env.get("BASE_URL")
-        or DEFAULT_BASE_URL
-    ).rstrip("/")
-    _check_url(base_url)
-    api_key = _clean_key(env.get("TETHER_API_KEY") or env.get("OPENAI_API_KEY"), "environment")
-    file_key = _clean_key(agents_env.get("API_KEY"), "~/.agents/env")
-    file_url = (agents_env.get("BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    withheld = None
-    if not api_key and file_key:
-        # A key in the shared env file belongs to that file's endpoint: it is never
-        # sent to an endpoint that came from somewhere else.
-        if _same_endpoint(file_url, base_url):
-            api_key = file_key
-        else:
-            withheld = file_url
-    model = overrides.model or env.get("TETHER_MODEL") or agents_env.get("MODEL") or ""
-
-    if require_model and not model:
-        raise ConfigError(
-            "No model is set. Set TETHER_MODEL in the environment (for example "
-            "TETHER_MODEL=gpt-4.1), add a MODEL= line to ~/.agents/env, or pass --model. "
-            f"The endpoint in use is {public_endpoint(base_url)}."
-        )
-    if require_model and not api_key and not _is_local(base_url):
-        if withheld is not None:
-            raise ConfigError(
-                f"The API key in ~/.agents/env belongs to {public_endpoint(withheld)} and is "
-                f"not sent to {public_endpoint(base_url)}. Set TETHER_API_KEY for that "
-                "endpoint, or change BASE_URL in ~/.agents/env."
-            )
-        raise ConfigError(
-            f"No API key is set for {public_endpoint(base_url)}. Set TETHER_API_KEY (or "
-            "OPENAI_API_KEY) in the environment, or add an API_KEY= line to ~/.agents/env. "
-            "To use a server that needs no key (Ollama, llama.cpp, vLLM on this machine), "
-            "point TETHER_BASE_URL or --base-url at it instead, e.g. "
-            "http://127.0.0.1:11434/v1."
-        )
+    endpoint = resolve_endpoint(
+        provider=overrides.provider,
+        base_url=overrides.base_url,
+        model=overrides.model,
+        env=env,
+        agents_env=read_env_file(home_dir / ".agents/env"),
+        require_model=require_model,
+    )
 
     for name in (
         "max_turns",
@@ -230,6 +207,8 @@ def load_settings(
         "checkpoints",
         "context_window",
         "compact_at",
+        "tool_protocol",
+        "thinking_budget",
     ):
         given = getattr(overrides, name)
         if given is not None:
@@ -237,9 +216,10 @@ def load_settings(
     values["home"] = state_home(env)
 
     settings = Settings(
-        model=model,
-        base_url=base_url,
-        api_key=api_key or None,
+        model=endpoint.model,
+        provider=endpoint.provider,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
         workspace=workspace,
         config_files=tuple(used),
         **values,
@@ -254,40 +234,6 @@ def state_home(environ: Mapping[str, str]) -> Path:
         return Path(environ["TETHER_HOME"]).expanduser()
     home_dir = Path(environ.get("HOME") or Path.home())
     return Path(environ.get("XDG_STATE_HOME") or home_dir / ".local/state") / "tether"
-
-
-def public_endpoint(url: str) -> str:
-    """The URL with any user:password and query string removed: safe to log."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:  # malformed: drop what could hold a secret, keep what helps
-        return re.sub(r"//[^/@]*@", "//", url).split("?")[0].split("#")[0]
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{port}" if port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _same_endpoint(a: str, b: str) -> bool:
-    return public_endpoint(a).rstrip("/").lower() == public_endpoint(b).rstrip("/").lower()
-
-
-def _clean_key(key: str | None, source: str) -> str | None:
-    """The key without surrounding whitespace; refused if no HTTP header can carry it."""
-    if key is None:
-        return None
-    key = key.strip()
-    if not key:
-        return None
-    if not all(33 <= ord(ch) <= 126 for ch in key):
-        raise ConfigError(
-            f"The API key from the {source} contains spaces, control characters or "
-            "non-ASCII characters (a pasted smart quote?), which no HTTP header can carry. "
-            "Set it again as plain text."
-        )
-    return key
 
 
 def _refuse_loosening(path: Path, values: Mapping[str, Any]) -> None:
@@ -314,6 +260,10 @@ def _refuse_loosening(path: Path, values: Mapping[str, Any]) -> None:
 def _validate(s: Settings) -> None:
     if s.sandbox not in ("auto", "bwrap", "landlock", "none"):
         raise ConfigError(f"Unknown sandbox {s.sandbox!r}; use one of auto, bwrap, landlock, none.")
+    if s.tool_protocol is not None and s.tool_protocol not in TOOL_PROTOCOLS:
+        raise ConfigError(
+            f"Unknown tool protocol {s.tool_protocol!r}; use one of {', '.join(TOOL_PROTOCOLS)}."
+        )
     if s.permission_mode not in PERMISSION_MODES:
         raise ConfigError(
             f"Unknown permission mode {s.permission_mode!r}; use one of "
@@ -337,6 +287,7 @@ def _validate(s: Settings) -> None:
         "context soft": s.context_soft,
         "compact_at": s.compact_at,
         "keep_turns": s.keep_turns,
+        "thinking_budget": s.thinking_budget,
     }
     for name, value in positive.items():
         if value is not None and not (math.isfinite(value) and value > 0):
@@ -349,27 +300,3 @@ def _validate(s: Settings) -> None:
             )
     if not (math.isfinite(s.retry_base_delay) and s.retry_base_delay >= 0):
         raise ConfigError(f"retry_base_delay must not be negative, got {s.retry_base_delay}.")
-
-
-def _check_url(url: str) -> None:
-    try:
-        parts = urlsplit(url)
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port  # raises on a port that is not a number in 0-65535
-    except ValueError:
-        valid = False
-    if not valid:
-        raise ConfigError(
-            f"The base URL {public_endpoint(url)!r} is not a valid http(s) URL. "
-            "Set TETHER_BASE_URL to something like https://api.openai.com/v1."
-        )
-
-
-def _is_local(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

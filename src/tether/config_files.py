@@ -28,6 +28,8 @@ _TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
         "request_timeout": ("request_timeout", float),
         "max_attempts": ("max_attempts", int),
         "retry_base_delay": ("retry_base_delay", float),
+        "tool_protocol": ("tool_protocol", str),
+        "thinking_budget": ("thinking_budget", int),
     },
     "tools": {
         "bash_timeout": ("bash_timeout", float),
@@ -136,8 +138,12 @@ def _models(path: Path, value: Any) -> dict[str, dict[str, Any]]:
                     f'{path}: unknown key {key!r} in [models."{name}"]; known: {known}.'
                 )
             checked[key] = _typed(path, f'[models."{name}"] {key}', item, MODEL_KEYS[key])
-            if MODEL_KEYS[key] is not bool and checked[key] < 0:
+            if MODEL_KEYS[key] in (int, float) and checked[key] < 0:
                 raise ConfigError(f'{path}: [models."{name}"] {key} must not be negative.')
+            if key == "tool_protocol" and checked[key] not in ("native", "text"):
+                raise ConfigError(
+                    f'{path}: [models."{name}"] tool_protocol must be "native" or "text".'
+                )
         result[str(name)] = checked
     return result
 

@@ -17,6 +17,7 @@ __all__ = [
     "Message",
     "Role",
     "StopReason",
+    "Thinking",
     "ToolCall",
     "ToolResult",
     "Usage",
@@ -59,6 +60,7 @@ class StopReason(StrEnum):
     MAX_COST = "max_cost"
     INTERRUPTED = "interrupted"
     PROVIDER_ERROR = "provider_error"
+    TOOL_FORMAT = "tool_format"  # the model kept writing tool calls tether could not read
 
     @property
     def is_limit(self) -> bool:
@@ -87,6 +89,33 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Thinking:
+    """One reasoning block exactly as the provider sent it, kept to be sent back.
+
+    Anthropic checks the `signature` of each thinking block it gets back (and needs
+    them back during tool use), so the block is stored verbatim; `redacted` holds a
+    `redacted_thinking` block's opaque data, which has no readable text.
+    """
+
+    text: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        if self.redacted:
+            return {"redacted": self.redacted}
+        return {"text": self.text, "signature": self.signature}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Thinking:
+        return cls(
+            text=str(data.get("text", "")),
+            signature=str(data.get("signature", "")),
+            redacted=str(data.get("redacted", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """What one tool call produced, as the model will read it."""
 
@@ -101,7 +130,9 @@ class Message:
     """One entry of the conversation.
 
     `tool_call_id`, `name` and `is_error` are set only on role "tool";
-    `tool_calls` and `reasoning` only on role "assistant".
+    `tool_calls`, `reasoning` and `thinking` only on role "assistant". `reasoning`
+    is readable text for people and transcripts; `thinking` holds the provider's
+    signed blocks (whose text is also in `reasoning`), sent back verbatim.
     """
 
     role: Role
@@ -111,6 +142,7 @@ class Message:
     name: str | None = None
     is_error: bool = False
     reasoning: str | None = None
+    thinking: tuple[Thinking, ...] = ()
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -137,7 +169,9 @@ class Message:
             data["name"] = self.name
         if self.is_error:
             data["is_error"] = True
-        if self.reasoning:
+        if self.thinking:
+            data["thinking"] = [t.to_dict() for t in self.thinking]
+        if self.reasoning and self.reasoning != _thinking_text(self.thinking):
             data["reasoning"] = self.reasoning
         return data
 
@@ -146,6 +180,7 @@ class Message:
         role = data["role"]
         if role not in ("system", "user", "assistant", "tool"):
             raise ValueError(f"unknown message role {role!r}")
+        thinking = tuple(Thinking.from_dict(t) for t in data.get("thinking") or ())
         return cls(
             role=role,
             content=str(data.get("content") or ""),
@@ -153,7 +188,8 @@ class Message:
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
             is_error=bool(data.get("is_error", False)),
-            reasoning=data.get("reasoning"),
+            reasoning=data.get("reasoning") or _thinking_text(thinking) or None,
+            thinking=thinking,
         )
 
 
@@ -191,8 +227,19 @@ class Usage:
         }
 
 
+def _thinking_text(blocks: tuple[Thinking, ...]) -> str:
+    """The readable text of thinking blocks, as `reasoning` holds it."""
+    return "\n\n".join(t.text for t in blocks if t.text)
+
+
 def scrub_message(message: Message) -> Message:
-    """The message with every text field scrubbed; the same object when already clean."""
+    """The message with every text field scrubbed; the same object when already clean.
+
+    Thinking text is scrubbed too, though its signature covers the exact text: a
+    provider sends valid UTF-8, so only a broken stream could make this matter, and
+    then the provider's refusal of the block is clearer than a transcript that
+    cannot be written.
+    """
     calls = tuple(
         ToolCall(scrub(c.id), scrub(c.name), scrub(c.arguments)) for c in message.tool_calls
     )
@@ -203,5 +250,6 @@ def scrub_message(message: Message) -> Message:
         tool_call_id=None if message.tool_call_id is None else scrub(message.tool_call_id),
         name=None if message.name is None else scrub(message.name),
         reasoning=None if message.reasoning is None else scrub(message.reasoning),
+        thinking=tuple(replace(t, text=scrub(t.text)) for t in message.thinking),
     )
     return message if cleaned == message else cleaned

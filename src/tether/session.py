@@ -28,6 +28,7 @@ from tether.memory.sessions import Transcript, new_session_id
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
 from tether.models.catalogue import cost_usd, lookup
+from tether.models.choose import build_model
 from tether.observe.events import (
     Event,
     EventBus,
@@ -96,7 +97,7 @@ class Session:
         )
         self._tmp = Path(tempfile.mkdtemp(prefix="tether-tmp-"))
         self.redact = Redactor([settings.api_key])
-        self.model = model or _openai_model(settings)
+        self.model = model or build_model(settings, self.model_info)
         self.session_id = new_session_id()
         self._notes: list[str] = []
         self.transcript = Transcript.create(
@@ -308,17 +309,3 @@ def _read_only_command(command: str) -> bool:
     from tether.policy.knowledge import is_read_only_script  # the parser loads on first use
 
     return is_read_only_script(command)
-
-
-def _openai_model(settings: Settings) -> Model:
-    from tether.models.openai_compat import OpenAICompatModel
-    from tether.models.retry import RetryPolicy
-
-    return OpenAICompatModel(
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        model=settings.model,
-        stream=settings.stream,
-        request_timeout=settings.request_timeout,
-        retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay=settings.retry_base_delay),
-    )

@@ -14,7 +14,8 @@ from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
 
 STATUS = re.compile(
     r"^tokens: in ([\d,]+) \(cached ([\d,]+), written ([\d,]+)\) · out ([\d,]+)"
-    r" · context ~([\d,]+) / ([\d,]+) \((\d+)%\)$",
+    r" · context ~([\d,]+) / ([\d,]+) \((\d+)%\)"
+    r" · \$([\d.]+) \(session \$([\d.]+)\)$",  # the scripted model's prices are zero
     re.MULTILINE,
 )
 
@@ -60,7 +61,8 @@ def test_estimate_and_report_per_turn_and_the_context_object_in_json(
     for entry in replies:
         reported, estimated = entry["usage"]["input_tokens"], entry["estimated_input_tokens"]
         assert reported > 0 and reported / 2 <= estimated <= reported * 2, entry
-        assert list(entry)[-2:] == ["estimated_input_tokens", "finish_reason"]
+        assert list(entry)[-3:] == ["estimated_input_tokens", "cost_usd", "finish_reason"]
+        assert entry["cost_usd"] == 0.0  # the scripted model's catalogue prices are zero
     assert replies[-1]["usage"]["cached_tokens"] > 0
     # The run's sums, unchanged in shape, and the context object beside them.
     assert set(out["usage"]) == {
@@ -139,7 +141,8 @@ def test_interactive_prints_a_status_line_per_response_and_the_session_total(
     assert len(lines) == 4, proc.stdout
     cached = [int(c.replace(",", "")) for _, c, *_ in lines]
     assert cached[0] == 0 and all(c > 0 for c in cached[1:])  # the prefix hits the cache
-    assert all(window == "128,000" for *_, window, _ in lines)
+    assert all(window == "128,000" for *_, window, _, _, _ in lines)
+    assert all(cost == total == "0.0000" for *_, cost, total in lines)
     assert "\x1b[" not in proc.stdout  # NO_COLOR, and not a terminal
     tail = proc.stdout[proc.stdout.index("Second answer.") :].splitlines()
     assert STATUS.match(tail[1]) and tail[2].startswith("[completed · 1 turns · ")

@@ -750,7 +750,7 @@ def test_a_request_that_cannot_be_sent_is_not_retried() -> None:
     with ScriptedEndpoint([Turn(text="ok")]) as ep:
         model = client_for(ep.url, api_key=KEY)
         # What a key with a line break did before keys were checked: h11 refuses the header.
-        model._api_key = f"{KEY}\n"
+        model._transport._headers["Authorization"] = f"Bearer {KEY}\n"
         with model, pytest.raises(BadRequestError) as info:
             model.complete(REQUEST, lambda e: None)
         assert ep.requests == []

@@ -37,6 +37,8 @@ class ModelInfo:
     tools: bool = True
     reasoning: bool = False
     images: bool = False
+    echo_reasoning: bool = False  # the server wants reasoning sent back with tool calls
+    tool_protocol: str | None = None  # "native" or "text": how this model calls tools
     known: bool = False
 
 
@@ -50,6 +52,8 @@ MODEL_KEYS: Mapping[str, type] = {
     "tools": bool,
     "reasoning": bool,
     "images": bool,
+    "echo_reasoning": bool,
+    "tool_protocol": str,
 }
 
 

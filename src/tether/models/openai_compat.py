@@ -15,21 +15,20 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from tether import __version__
-from tether.errors import BadRequestError, ConfigError
+from tether.errors import ConfigError
 from tether.models.base import ModelRequest, ModelResponse, OnEvent
-from tether.models.http import make_client
 from tether.models.openai_errors import EndpointErrors, display_url
 from tether.models.openai_request import BodyEncoder
 from tether.models.openai_response import ResponseAssembler, parse_usage
 from tether.models.retry import RetryPolicy, call_with_retries
 from tether.models.sse import iter_sse
+from tether.models.transport import Transport
 from tether.observe.events import RetryScheduled
 
 if TYPE_CHECKING:
@@ -86,6 +85,7 @@ class OpenAICompatModel:
         stream: bool = True,
         request_timeout: float = 600.0,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, so sharing is safe
+        echo_reasoning: bool = False,
     ) -> None:
         if urlsplit(base_url).scheme.lower() not in ("http", "https"):
             shown = display_url(base_url)
@@ -106,14 +106,25 @@ class OpenAICompatModel:
         self._timeout = request_timeout
         self._retry = retry
         self._call_numbers = itertools.count(1)
-        self._client: httpx.Client | None = None
-        self._encoder = BodyEncoder()
+        self._encoder = BodyEncoder(echo_reasoning=echo_reasoning)
         self._errors = EndpointErrors(
             shown_url=self._shown_url,
             base_url=base_url,
             api_key=self._api_key,
             model=model,
             request_timeout=request_timeout,
+        )
+        headers = {"User-Agent": f"tether/{__version__}"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        self._transport = Transport(
+            base_url=base_url,
+            url=self._url,
+            headers=headers,
+            request_timeout=request_timeout,
+            errors=self._errors,
+            shown_url=self._shown_url,
+            key_hint="TETHER_API_KEY",
         )
 
     @property
@@ -135,9 +146,7 @@ class OpenAICompatModel:
         )
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._transport.close()
 
     def __enter__(self) -> OpenAICompatModel:
         return self
@@ -152,75 +161,18 @@ class OpenAICompatModel:
 
     # -- one attempt ------------------------------------------------------------------
 
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            headers = {"User-Agent": f"tether/{__version__}"}
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            self._client = make_client(self._base_url, timeout_s=self._timeout, headers=headers)
-        return self._client
-
     def _attempt(self, body: bytes, on_event: OnEvent, deadline: float | None) -> ModelResponse:
-        client = self._http()  # imports httpx on first use
-        import httpx
-
         accept = "text/event-stream" if self._stream else "application/json"
         headers = {"Content-Type": "application/json", "Accept": accept}
         assembler = ResponseAssembler(on_event, lambda: f"call_{next(self._call_numbers)}")
-        try:
-            # No deadline: the client's own timeouts (None would mean "wait forever").
-            timeout = self._timeouts(deadline) or httpx.USE_CLIENT_DEFAULT
-            with client.stream(
-                "POST", self._url, content=body, headers=headers, timeout=timeout
-            ) as response:
-                chunks = self._until_deadline(response.iter_bytes(), deadline)
-                if response.status_code >= 300:
-                    raw = b"".join(chunks).decode("utf-8", "replace")
-                    raise self._errors.status_error(response, raw)
-                content_type = response.headers.get("content-type", "")
-                if self._stream and "json" not in content_type:
-                    return self._read_stream(chunks, assembler)
-                return self._read_json(b"".join(chunks), assembler)
-        except httpx.LocalProtocolError as exc:
-            # The request could not even be written: retrying cannot help. The cause
-            # is dropped because h11's message quotes the offending header (the key).
-            message = (
-                f"could not send the request to {self._shown_url}: {exc}. A header or the "
-                "URL holds characters HTTP does not allow; check TETHER_API_KEY and "
-                "TETHER_BASE_URL"
-            )
-            raise BadRequestError(self._errors.clean(message)) from None
-        except httpx.TimeoutException as exc:
-            raise self._errors.transient(self._errors.timeout_reason(exc)) from exc
-        except httpx.ConnectError as exc:
-            raise self._errors.transient(f"cannot connect to {self._shown_url}: {exc}") from exc
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            reason = f"the connection to {self._shown_url} broke ({type(exc).__name__}: {exc})"
-            raise self._errors.transient(reason) from exc
 
-    def _timeouts(self, deadline: float | None) -> httpx.Timeout | None:
-        """The client's timeouts, shortened so no wait outlasts the run's deadline."""
-        if deadline is None:
-            return None
-        import httpx
+        def read(response: httpx.Response, chunks: Iterator[bytes]) -> ModelResponse:
+            content_type = response.headers.get("content-type", "")
+            if self._stream and "json" not in content_type:
+                return self._read_stream(chunks, assembler)
+            return self._read_json(b"".join(chunks), assembler)
 
-        left = max(0.001, deadline - time.monotonic())
-        return httpx.Timeout(
-            connect=min(10.0, left),
-            read=min(self._timeout, left),
-            write=min(30.0, left),
-            pool=min(10.0, left),
-        )
-
-    def _until_deadline(self, chunks: Iterator[bytes], deadline: float | None) -> Iterator[bytes]:
-        """The body's chunks, checking the deadline at each: an endpoint that sends
-        only keep-alive comments (or whitespace) never trips the read timeout."""
-        for chunk in chunks:
-            if deadline is not None and time.monotonic() > deadline:
-                raise self._errors.transient(
-                    "the run's time limit passed while the answer was arriving"
-                )
-            yield chunk
+        return self._transport.post(body, headers=headers, deadline=deadline, read=read)
 
     def _read_stream(self, chunks: Iterator[bytes], assembler: ResponseAssembler) -> ModelResponse:
         """Consume the whole SSE body (so the connection can be reused) and assemble it."""

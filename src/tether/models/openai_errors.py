@@ -79,7 +79,15 @@ class EndpointErrors:
     """The errors of one endpoint: `shown_url` is its address as messages show it,
     and `api_key` and whatever `base_url` carries are the secrets they must not show."""
 
-    __slots__ = ("_has_key", "_model", "_secrets", "_shown_url", "_timeout")
+    __slots__ = (
+        "_has_key",
+        "_key_env",
+        "_model",
+        "_root_hint",
+        "_secrets",
+        "_shown_url",
+        "_timeout",
+    )
 
     def __init__(
         self,
@@ -89,8 +97,12 @@ class EndpointErrors:
         api_key: str | None,
         model: str,
         request_timeout: float,
+        key_env: str = "TETHER_API_KEY (or OPENAI_API_KEY)",
+        root_hint: str = "the API root (usually ending in /v1)",
     ) -> None:
         self._shown_url = shown_url
+        self._key_env = key_env
+        self._root_hint = root_hint
         secrets = [api_key or "", *_url_secrets(base_url)]
         self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self._has_key = bool(api_key)
@@ -144,15 +156,15 @@ class EndpointErrors:
         where = f"{self._shown_url} (HTTP {status})"
         if status in (401, 403):
             hint = (
-                "the endpoint rejected the API key; check TETHER_API_KEY (or OPENAI_API_KEY)"
+                f"the endpoint rejected the API key; check {self._key_env}"
                 if self._has_key
-                else "the endpoint wants an API key; set TETHER_API_KEY"
+                else f"the endpoint wants an API key; set {self._key_env}"
             )
             return AuthenticationError(self.clean(f"{hint}. {where}: {detail}"), status=status)
         if status == 404:
             message = (
                 f"{where} does not know model {self._model!r}: {detail}. Check TETHER_MODEL, "
-                "and that TETHER_BASE_URL is the API root (usually ending in /v1)"
+                f"and that TETHER_BASE_URL is {self._root_hint}"
             )
             return ModelNotFoundError(self.clean(message), status=status)
         if is_quota_exhausted(raw):  # OpenAI sends it as a 429, but waiting cannot help

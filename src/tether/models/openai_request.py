@@ -27,8 +27,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def wire_message(message: Message) -> dict[str, Any]:
-    """One message in OpenAI form; reasoning is never sent back."""
+def wire_message(message: Message, *, echo_reasoning: bool = False) -> dict[str, Any]:
+    """One message in OpenAI form; reasoning goes back only where the server wants it
+    (`echo_reasoning`: DeepSeek's, Kimi's and MiniMax's thinking models during tool
+    use), as `reasoning_content`."""
+    if echo_reasoning and message.role == "assistant" and message.reasoning:
+        return {**wire_message(message), "reasoning_content": message.reasoning}
     if message.role == "tool":
         return {
             "role": "tool",
@@ -86,11 +90,12 @@ class BodyEncoder:
     `json.dumps(request_body(...))`, which also keeps the prefix stable for caches.
     """
 
-    __slots__ = ("_fragments", "_messages", "_system", "_tail", "_tail_key", "_tools")
+    __slots__ = ("_echo", "_fragments", "_messages", "_system", "_tail", "_tail_key", "_tools")
 
     _HOLE = '"messages": []'
 
-    def __init__(self) -> None:
+    def __init__(self, *, echo_reasoning: bool = False) -> None:
+        self._echo = echo_reasoning
         self._messages: tuple[Message, ...] = ()
         self._fragments: list[str] = []
         self._tail_key: tuple[Any, ...] | None = None
@@ -105,7 +110,9 @@ class BodyEncoder:
                 break
             same += 1
         fragments = self._fragments[:same]
-        fragments += [_dumps(wire_message(m)) for m in request.messages[same:]]
+        fragments += [
+            _dumps(wire_message(m, echo_reasoning=self._echo)) for m in request.messages[same:]
+        ]
         self._messages, self._fragments = request.messages, fragments
         key = (model, stream, request.system, request.tool_choice, request.max_output_tokens)
         if key != self._tail_key or request.tools is not self._tools:

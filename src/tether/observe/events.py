@@ -141,6 +141,8 @@ class TurnUsage(Event):
     the two can be compared. `context_tokens` is what the next request starts from, of
     `window`. `total` is the session's usage so far, side calls included. `call` counts
     the run's model responses (the closing summary at a limit is one of them).
+    `cost_usd` and `total_cost_usd` price `usage` and `total` at the catalogue's list
+    prices (None when the model's prices are unknown).
     """
 
     type: ClassVar[str] = "turn_usage"
@@ -150,6 +152,8 @@ class TurnUsage(Event):
     context_tokens: int | None
     window: int | None
     total: Usage
+    cost_usd: float | None = None
+    total_cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,6 +175,10 @@ def usage_line(event: TurnUsage) -> str:
         text += f" · context ~{event.context_tokens:,}"
         if event.window:
             text += f" / {event.window:,} ({event.context_tokens / event.window:.0%})"
+    if event.cost_usd is not None:
+        text += f" · ${event.cost_usd:.4f}"
+        if event.total_cost_usd is not None:
+            text += f" (session ${event.total_cost_usd:.4f})"
     return text
 
 
