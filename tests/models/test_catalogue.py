@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,14 @@ def test_bad_model_entries_say_what_is_wrong(tmp_path: Path, text: str, words: s
     env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     with pytest.raises(ConfigError, match=words):
         load_settings(CliOverrides(workspace=tmp_path), environ=env, require_model=False)
+
+
+def test_router_and_dotted_spellings_find_the_same_entry() -> None:
+    assert lookup("anthropic/claude-sonnet-4.5") == replace(
+        lookup("claude-sonnet-4-5"), name="anthropic/claude-sonnet-4.5"
+    )
+    assert lookup("minimax/minimax-m2").echo_reasoning
+    # Longer family names are not captured by shorter ones.
+    assert lookup("claude-opus-4-5-20251101").input == 5.0
+    assert lookup("claude-opus-4-20250514").input == 15.0
+    assert lookup("gemini-2.5-flash-lite").input == 0.1

@@ -90,6 +90,8 @@ def test_the_status_line_marks_an_estimate_and_is_dim_only_in_colour() -> None:
     assert usage_line(unreported) == "tokens: in ~3,210 (estimated) · out 7 · context ~3,217"
     bare = TurnUsage(1, Usage(5, 1), None, None, None, Usage(5, 1))
     assert usage_line(bare) == "tokens: in 5 (cached 0, written 0) · out 1"
+    priced = TurnUsage(2, Usage(5, 1), None, None, None, Usage(9, 2), 0.00123, 0.0456)
+    assert usage_line(priced).endswith(" · out 1 · $0.0012 (session $0.0456)")
     out = io.StringIO()
     TerminalRenderer(out, color=True)(bare)
     assert out.getvalue() == f"\x1b[2m{usage_line(bare)}\x1b[0m\n"
@@ -111,4 +113,6 @@ def test_the_status_line_marks_an_estimate_and_is_dim_only_in_colour() -> None:
             "cached_tokens": 0,
             "cache_write_tokens": 0,
         },
+        "cost_usd": None,
+        "total_cost_usd": None,
     }

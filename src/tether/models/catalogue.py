@@ -2,8 +2,9 @@
 
 A data file (`catalogue.json`) ships the common models; users extend or override it in
 config (`[models."name"]`). Names are matched exactly, then without a router's
-`provider/` prefix (OpenRouter's `anthropic/claude-sonnet-4`), then by the longest
-catalogue name the model's name starts with (`claude-sonnet-4-20250514`). A model
+`provider/` prefix (OpenRouter's `anthropic/claude-sonnet-4`), then ignoring case and
+`.`/`_` versus `-` (`claude-sonnet-4.5`), then by the longest catalogue name the
+model's name starts with (`claude-sonnet-4-20250514`). A model
 found nowhere gets safe defaults, and `known` is False so the caller can say so once.
 """
 
@@ -75,13 +76,22 @@ def lookup(model: str, extra: Mapping[str, Mapping[str, Any]] | None = None) -> 
     return replace(ModelInfo(model), known=True, **entry)
 
 
+def _normal(name: str) -> str:
+    """A name as routers and providers variously spell it: `anthropic/Claude-Sonnet-4.5`
+    and `claude-sonnet-4-5` are the same model."""
+    return name.rsplit("/", 1)[-1].lower().replace(".", "-").replace("_", "-")
+
+
 def _find(model: str, table: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
     for candidate in (model, model.rsplit("/", 1)[-1]):
         if candidate in table:
             return table[candidate]
-    bare = model.rsplit("/", 1)[-1]
-    prefixes = [name for name in table if bare.startswith(name + "-") or bare == name]
-    return table[max(prefixes, key=len)] if prefixes else None
+    bare = _normal(model)
+    normal = {_normal(name): name for name in table}
+    if bare in normal:
+        return table[normal[bare]]
+    prefixes = [key for key in normal if bare.startswith(key + "-")]
+    return table[normal[max(prefixes, key=len)]] if prefixes else None
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
