@@ -30,9 +30,10 @@ def _plain(value: Any) -> Any:
 def wire_message(message: Message, *, echo_reasoning: bool = False) -> dict[str, Any]:
     """One message in OpenAI form; reasoning goes back only where the server wants it
     (`echo_reasoning`: DeepSeek's, Kimi's and MiniMax's thinking models during tool
-    use), as `reasoning_content`."""
-    if echo_reasoning and message.role == "assistant" and message.reasoning:
-        return {**wire_message(message), "reasoning_content": message.reasoning}
+    use), as `reasoning_content`; Kimi refuses a tool-call message without one, so
+    such a message carries it even when empty."""
+    if echo_reasoning and message.role == "assistant" and (message.reasoning or message.tool_calls):
+        return {**wire_message(message), "reasoning_content": message.reasoning or ""}
     if message.role == "tool":
         return {
             "role": "tool",
