@@ -12,6 +12,7 @@ boundary, into a message and an exit code. Model-caused failures inside a tool a
     │   ├── ModelNotFoundError      404: not retried
     │   ├── ContextLengthError      prompt too long: not retried
     │   ├── BadRequestError         other 4xx: not retried
+    │   ├── ToolFormatError         tool calls written as text stayed unreadable after restates
     │   └── TransientError          429, 5xx, timeouts, resets, broken streams: retried
     └── ToolError               returned to the model, never raised past the dispatcher
 """
@@ -35,6 +36,7 @@ __all__ = [
     "ProviderError",
     "TetherError",
     "ToolError",
+    "ToolFormatError",
     "TransientError",
     "UsageError",
 ]
@@ -92,6 +94,14 @@ class ContextLengthError(ProviderError):
 
 class BadRequestError(ProviderError):
     """The endpoint rejected the request as malformed (a 4xx other than the above)."""
+
+
+class ToolFormatError(ProviderError):
+    """A model without native tools kept writing tool calls that could not be read.
+
+    Raised by the text protocol after its requests to restate the call ran out; the
+    message says what was wrong and how many replies were tried.
+    """
 
 
 class TransientError(ProviderError):

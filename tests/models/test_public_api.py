@@ -7,6 +7,11 @@ import importlib
 import pytest
 
 MODULES = [
+    "anthropic",
+    "anthropic_request",
+    "anthropic_response",
+    "catalogue",
+    "choose",
     "error_text",
     "http",
     "openai_compat",
@@ -20,6 +25,9 @@ MODULES = [
     "scripted_wire",
     "sse",
     "surrogates",
+    "text_protocol",
+    "text_tools",
+    "transport",
 ]
 
 

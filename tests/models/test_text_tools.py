@@ -1,0 +1,192 @@
+"""Tools as text: the parser, and the prompt and rendering it must agree with.
+
+The parser runs over a corpus of messy replies in `text_corpus/`: one file per
+reply, a JSON line of expectations, a `=====` line, then the reply exactly as a
+model might send it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.messages import Message, ToolCall, ToolResult
+from tether.models.base import ToolSpec
+from tether.models.text_protocol import (
+    render_call,
+    render_results,
+    restate_request,
+    tools_prompt,
+)
+from tether.models.text_tools import CALL_EXAMPLE, parse_reply
+
+CORPUS = Path(__file__).parent / "text_corpus"
+NAMES = frozenset({"read_file", "write_file", "edit_file", "bash", "grep", "list_files"})
+TOOLS = (
+    ToolSpec(
+        "read_file",
+        "Read a text file from the workspace.",
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    ),
+    ToolSpec(
+        "bash",
+        "Run a shell command.\nThe output is clamped.",
+        {
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+            "required": ["command"],
+        },
+    ),
+)
+
+
+def ids() -> Any:
+    numbers = itertools.count(1)
+    return lambda: f"call_{next(numbers)}"
+
+
+def load(path: Path) -> tuple[dict[str, Any], str]:
+    head, reply = path.read_text(encoding="utf-8").split("\n=====\n", 1)
+    return json.loads(head), reply
+
+
+CASES = sorted(CORPUS.glob("*.txt"))
+
+
+def test_the_corpus_is_big_and_covers_every_outcome() -> None:
+    expectations = [load(path)[0] for path in CASES]
+    assert len(CASES) >= 40
+    assert {e["tier"] for e in expectations} == {"none", "strict", "tolerant"}
+    assert sum("problem" in e for e in expectations) >= 10
+    assert sum(not e["calls"] and "problem" not in e for e in expectations) >= 8
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_corpus(path: Path) -> None:
+    expected, reply = load(path)
+    parsed = parse_reply(reply, NAMES, ids())
+    got = [[c.name, json.loads(c.arguments)] for c in parsed.calls]
+    assert got == expected["calls"], parsed.problem
+    assert parsed.tier == expected["tier"]
+    if "problem" in expected:
+        assert parsed.problem is not None
+        assert expected["problem"] in parsed.problem
+    else:
+        assert parsed.problem is None
+    if "text" in expected:
+        assert parsed.text == expected["text"]
+    if not parsed.calls:
+        assert parsed.text == reply  # an answer (or a failed attempt) is kept as sent
+    else:
+        assert [c.id for c in parsed.calls] == [f"call_{i + 1}" for i in range(len(got))]
+        assert "<tool_call>" not in parsed.text.lower()
+
+
+def test_arguments_are_json_objects_and_unicode_stays_readable() -> None:
+    reply = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "naïve/日本.txt"}}\n</tool_call>'
+    )
+    (call,) = parse_reply(reply, NAMES, ids()).calls
+    assert call.arguments == '{"path": "naïve/日本.txt"}'
+
+
+def test_a_problem_names_the_tools_so_the_model_can_fix_it() -> None:
+    reply = '<tool_call>{"name": "cat", "arguments": {"path": "a"}}</tool_call>'
+    problem = parse_reply(reply, NAMES, ids()).problem
+    assert problem is not None
+    assert "'cat'" in problem
+    assert "bash, edit_file, grep, list_files, read_file, write_file" in problem
+
+
+def test_no_ids_are_taken_for_a_reply_without_calls() -> None:
+    taken: list[str] = []
+
+    def new_id() -> str:
+        taken.append("x")
+        return "x"
+
+    parse_reply("All done; nothing to call.", NAMES, new_id)
+    parse_reply('<tool_call>{"name": "nope", "arguments": {}}</tool_call>', NAMES, new_id)
+    assert taken == []
+
+
+def test_without_tools_nothing_is_a_call() -> None:
+    reply = '<tool_call>{"name": "bash", "arguments": {}}</tool_call>'
+    parsed = parse_reply(reply, (), ids())
+    assert parsed.calls == ()
+    assert parsed.problem is not None
+    assert "no tools are available" in parsed.problem
+    assert parse_reply('{"name": "bash", "arguments": {}}', (), ids()).calls == ()
+
+
+def test_a_long_reply_with_many_braces_is_read_quickly() -> None:
+    reply = "x = {" * 5000 + " and read_file " + "{'a': 1} " * 5000
+    parsed = parse_reply(reply, NAMES, ids())
+    assert parsed.calls == ()
+    assert parsed.problem is None
+
+
+# -- the prompt --------------------------------------------------------------------
+
+
+def test_tools_prompt_states_the_format_rules_and_each_tool() -> None:
+    prompt = tools_prompt(TOOLS)
+    assert CALL_EXAMPLE in prompt
+    for rule in ("One call per block", "wait", "plain text with no <tool_call> block"):
+        assert rule in prompt
+    assert "## read_file\nRead a text file from the workspace.\nParameters: " in prompt
+    assert '{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}' in prompt
+    assert "Run a shell command.\nThe output is clamped." in prompt
+    assert prompt.index("## read_file") < prompt.index("## bash")
+
+
+def test_tools_prompt_is_deterministic_for_equal_tools() -> None:
+    again = tuple(
+        ToolSpec(t.name, t.description, json.loads(json.dumps(t.parameters))) for t in TOOLS
+    )
+    assert tools_prompt(TOOLS).encode() == tools_prompt(again).encode()
+
+
+def test_restate_request_quotes_the_problem_and_the_format() -> None:
+    text = restate_request("invalid JSON: Expecting value: line 1 column 9 (char 8)")
+    assert "invalid JSON: Expecting value: line 1 column 9 (char 8)" in text
+    assert CALL_EXAMPLE in text
+
+
+# -- rendering ---------------------------------------------------------------------
+
+
+def test_render_call_is_the_agreed_format_and_parses_back_strictly() -> None:
+    call = ToolCall("call_7", "read_file", '{"path":"src/app.py"}')
+    text = render_call(call)
+    assert (
+        text
+        == '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/app.py"}}\n</tool_call>'
+    )
+    parsed = parse_reply(text, NAMES, ids())
+    assert parsed.tier == "strict"
+    assert json.loads(parsed.calls[0].arguments) == {"path": "src/app.py"}
+
+
+def test_render_call_keeps_broken_or_empty_arguments_readable() -> None:
+    assert render_call(ToolCall("c", "bash", "")) == (
+        '<tool_call>\n{"name": "bash", "arguments": {}}\n</tool_call>'
+    )
+    assert render_call(ToolCall("c", "bash", '{"command": ')) == (
+        '<tool_call>\n{"name": "bash", "arguments": "{\\"command\\": "}\n</tool_call>'
+    )
+
+
+def test_render_results_merges_results_and_marks_errors() -> None:
+    results = [
+        Message.tool(ToolResult("call_1", "read_file", "print('hi')\n")),
+        Message.tool(ToolResult("call_2", "bash", "exit status 1", is_error=True)),
+    ]
+    assert render_results(results) == (
+        '<tool_result name="read_file" id="call_1">\nprint(\'hi\')\n\n</tool_result>\n\n'
+        '<tool_result name="bash" id="call_2" error="true">\nexit status 1\n</tool_result>'
+    )
