@@ -20,6 +20,8 @@ MODULES = [
     "openai_response",
     "retry",
     "scripted",
+    "scripted_anthropic",
+    "scripted_anthropic_check",
     "scripted_server",
     "scripted_state",
     "scripted_wire",

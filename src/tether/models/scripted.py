@@ -1,24 +1,34 @@
-"""A scripted model behind a real local HTTP endpoint speaking OpenAI chat-completions.
+"""A scripted model behind a real local HTTP endpoint speaking OpenAI chat-completions
+(`POST {url}/chat/completions`) and the Anthropic Messages API (`POST {root}/v1/messages`).
 
-Tests and `tether demo` point the real OpenAI-compatible client at it, so the real
-HTTP, SSE and retry code runs with no network and no key. It answers from a script
-of turns (or functions of the request), records every request it receives, and
-injects faults on chosen requests:
+Tests and `tether demo` point the real clients at it, so the real HTTP, SSE and
+retry code runs with no network and no key. It answers from a script of turns (or
+functions of the request), records every request it receives, rejects Messages
+requests the real API would reject (`scripted_anthropic_check.py`), models
+Anthropic's prompt cache (`scripted_anthropic.cache_usage`), and injects faults on
+chosen requests, each shaped for the protocol asked:
 
-- `status`: that status code with an OpenAI-shaped error body (and Retry-After);
+- `status`: that status code with the protocol's error body (and Retry-After);
 - `reset`: the connection is dropped with no response;
 - `hang`: the request is read and never answered (for `hang_s` seconds);
 - `malformed`: a 200 whose JSON (or an SSE data line) does not parse;
-- `truncated`: part of the answer, then the body ends without finish or `[DONE]`;
-- `keepalive`: a 200 that only ever sends SSE `: keep-alive` comments (or, for a
-  plain request, whitespace), every 50 ms for `hang_s` seconds, and then hangs up.
+- `truncated`: part of the answer, then the body ends without finish or `[DONE]`
+  (Anthropic: without `message_stop`);
+- `keepalive`: a 200 that only ever sends SSE `: keep-alive` comments (Anthropic:
+  `ping` events; a plain request: whitespace), every 50 ms for `hang_s` seconds,
+  and then hangs up;
+- `stream_error`: a stream that starts and then carries an error instead of the
+  rest (OpenAI: a `{"error": ...}` chunk, no `[DONE]`; Anthropic: an `error` event
+  with `overloaded_error`); a plain request gets a 200 error object (OpenAI) or a
+  529 (Anthropic), which is what those servers send before an answer starts.
 
 A faulted request does not use up a turn, so the retry gets the turn the failed
 request would have had; nor does an answer that could not be delivered (the
 client hung up halfway). Try it by hand: `python -m tether.models.scripted SCRIPT.json`.
 
 The HTTP side lives in `scripted_server.py`, the script's progress and the record
-of requests in `scripted_state.py`, and the wire form of answers in `scripted_wire.py`.
+of requests in `scripted_state.py`, and the wire form of answers in `scripted_wire.py`
+(OpenAI) and `scripted_anthropic.py` (Anthropic).
 """
 
 from __future__ import annotations
@@ -39,8 +49,9 @@ class ScriptedEndpoint:
     """Serves a script on 127.0.0.1 (a free port) until `stop()`; usable as a context manager.
 
     Answers name the model the request asked for; `model` is what /v1/models
-    lists, and with `strict_model` a request for any other model gets OpenAI's 404.
-    With `api_key` set, a missing or wrong bearer token gets OpenAI's 401.
+    lists, and with `strict_model` a request for any other model gets a 404. With
+    `api_key` set, a missing or wrong key (bearer token for OpenAI, `x-api-key` for
+    Anthropic) gets a 401.
     """
 
     def __init__(
@@ -74,6 +85,11 @@ class ScriptedEndpoint:
         if self._url is None:
             raise RuntimeError("the scripted endpoint has not been started; call start() first")
         return self._url
+
+    @property
+    def root(self) -> str:
+        """The API root without /v1, as Anthropic clients take it (kept after stop)."""
+        return self.url.removesuffix("/v1")
 
     @property
     def model(self) -> str:

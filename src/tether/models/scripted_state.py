@@ -8,12 +8,14 @@ of `scripted_server.py` consult it for every request; `ScriptedEndpoint` (in
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tether.models.scripted_anthropic import cache_usage, prompt_blocks
 from tether.models.scripted_wire import (
     END_OF_SCRIPT,
     Fault,
@@ -48,7 +50,9 @@ class ScriptState:
 
     A faulted request does not use up a turn, nor does an answer that could not be
     delivered (`give_back`). With `api_key` set, only that bearer token is
-    `authorized`; `model` and `strict_model` are the endpoint's (see there).
+    `authorized` (and only that `x-api-key` on the Anthropic side); `model` and
+    `strict_model` are the endpoint's (see there). Both protocols share the script;
+    the Anthropic side also keeps the prompt-cache prefixes written so far.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class ScriptState:
         self._requests: list[RecordedRequest] = []
         self._turns_served = 0
         self._previous_prompt: str | None = None
+        self._cached_prefixes: set[str] = set()
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -99,8 +104,34 @@ class ScriptState:
     def authorized(self, headers: Mapping[str, str]) -> bool:
         return self._api_key is None or headers.get("authorization") == f"Bearer {self._api_key}"
 
+    def anthropic_authorized(self, headers: Mapping[str, str]) -> bool:
+        return self._api_key is None or headers.get("x-api-key") == self._api_key
+
     def answer(self, body: dict[str, Any]) -> tuple[Turn, dict[str, Any], int]:
-        """The next turn, its usage and its number; consumes one script step.
+        """The next turn, its OpenAI usage and its number; consumes one script step."""
+        turn, number = self._next_turn(body)
+        prompt = prompt_text(body)
+        with self._lock:
+            usage = estimate_usage(prompt, self._previous_prompt, output_chars(turn))
+            self._previous_prompt = prompt
+        return turn, usage, number
+
+    def answer_messages(self, body: dict[str, Any]) -> tuple[Turn, dict[str, int], int]:
+        """The next turn, its Anthropic usage and its number, for a valid Messages request.
+
+        The prompt reads and writes the cache model (`scripted_anthropic.cache_usage`).
+        """
+        turn, number = self._next_turn(body)
+        blocks = prompt_blocks(body)
+        model = str(body.get("model"))
+        with self._lock:
+            usage, writes = cache_usage(blocks, self._cached_prefixes, model=model)
+            self._cached_prefixes |= writes
+        usage["output_tokens"] = math.ceil(output_chars(turn) / 4)
+        return turn, usage, number
+
+    def _next_turn(self, body: dict[str, Any]) -> tuple[Turn, int]:
+        """The next turn and its number.
 
         A callable step runs outside the lock: the demo's steps sleep to pace it.
         A step that raises is not used up, so a retry meets the same error again.
@@ -115,11 +146,7 @@ class ScriptState:
             with self._lock:
                 self._turns_served = number
             raise
-        prompt = prompt_text(body)
-        with self._lock:
-            usage = estimate_usage(prompt, self._previous_prompt, output_chars(turn))
-            self._previous_prompt = prompt
-        return turn, usage, number
+        return turn, number
 
     def give_back(self, number: int) -> None:
         """Turn `number` was not delivered: the next request gets it again."""

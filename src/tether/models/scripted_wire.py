@@ -34,7 +34,9 @@ __all__ = [
     "stream_payloads",
 ]
 
-FaultKind = Literal["status", "reset", "hang", "malformed", "truncated", "keepalive"]
+FaultKind = Literal[
+    "status", "reset", "hang", "malformed", "truncated", "keepalive", "stream_error"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +62,8 @@ class Turn:
 class Fault:
     """A failure injected instead of an answer; see `ScriptedEndpoint` for each kind.
 
-    `message` overrides the error text of a `status` fault (e.g. a context-length
-    message on a 400). `hang_s` is how long `hang` and `keepalive` last.
+    `message` overrides the error text of a `status` or `stream_error` fault (e.g. a
+    context-length message on a 400). `hang_s` is how long `hang` and `keepalive` last.
     """
 
     kind: FaultKind

@@ -28,6 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with endpoint:
         sys.stdout.write(f"serving {args.script} as model {args.model!r} at {endpoint.url}\n")
         sys.stdout.write(f"try: TETHER_BASE_URL={endpoint.url} TETHER_MODEL={args.model}\n")
+        sys.stdout.write(
+            f"  or: TETHER_PROVIDER=anthropic TETHER_BASE_URL={endpoint.root} "
+            f"TETHER_MODEL={args.model}\n"
+        )
         sys.stdout.flush()
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
