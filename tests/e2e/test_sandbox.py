@@ -79,6 +79,15 @@ def test_doctor_reports_backends_endpoint_and_paths(run_cli, cli_env, tmp_path: 
     assert "chosen    bwrap" in proc.stdout
     assert "api key   set" in proc.stdout and "sk-doctor" not in proc.stdout
     assert str(tmp_path / "state") in proc.stdout
+    assert "protocol  openai" in proc.stdout and "tools     auto protocol" in proc.stdout
+    assert "window    128,000 tokens; $0 in / $0 out per million tokens (catalogue)" in proc.stdout
+    env = {**cli_env, "ANTHROPIC_API_KEY": "sk-ant-doctor-1234", "TETHER_MODEL": "my-local"}
+    (tmp_path / ".tether").mkdir()
+    (tmp_path / ".tether/config.toml").write_text('[model]\ntool_protocol = "text"\n')
+    proc = run_cli(["doctor"], cwd=tmp_path, env=env)
+    assert "protocol  anthropic" in proc.stdout and "https://api.anthropic.com" in proc.stdout
+    assert "prices unknown (not in the catalogue: defaults)" in proc.stdout
+    assert "tools     text protocol" in proc.stdout and "sk-ant-doctor" not in proc.stdout
 
 
 def test_sandbox_exec_runs_like_the_bash_tool(run_cli, tmp_path: Path) -> None:

@@ -48,8 +48,23 @@ def doctor(settings: Settings, out: TextIO) -> int:
     limit = ProcessLimits().describe()
     w(f"  {'processes':9} at most {settings.max_processes} per command; enforced by {limit}\n\n")
     w("endpoint\n")
+    w(f"  protocol  {settings.provider}\n")
     w(f"  base url  {public_endpoint(settings.base_url)}\n")
     w(f"  model     {settings.model or '(not set: TETHER_MODEL, MODEL= in ~/.agents/env)'}\n")
+    if settings.model:
+        from tether.models.catalogue import lookup
+        from tether.models.choose import tool_protocol
+
+        info = lookup(settings.model, settings.models)
+        prices = (
+            f"${info.input:g} in / ${info.output:g} out per million tokens"
+            if info.input is not None and info.output is not None
+            else "prices unknown"
+        )
+        known = "catalogue" if info.known else "not in the catalogue: defaults"
+        window = settings.context_window or info.context_window
+        w(f"  window    {window:,} tokens; {prices} ({known})\n")
+        w(f"  tools     {tool_protocol(settings, info)} protocol\n")
     key = "set" if settings.api_key else "not set (TETHER_API_KEY)"
     w(f"  api key   {key}\n\n")
     w("paths\n")
