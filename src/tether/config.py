@@ -86,6 +86,13 @@ class Settings:
     context_soft: float = 0.6
     compact_at: float = 0.85
     keep_turns: int = 4
+    # Project instructions (AGENTS.md / CLAUDE.md): at most this many bytes in all.
+    instructions_max_bytes: int = 32_768
+    # The project's test command for run_tests (None: detected from the project).
+    test_command: str | None = None
+    # Subagents (the task tool): how many run at once, and each one's turn limit.
+    subagent_concurrency: int = 4
+    subagent_max_turns: int = 30
     # Extra or overriding model catalogue entries, from [models."name"] in config.
     models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -124,6 +131,10 @@ class Settings:
             "context_soft": self.context_soft,
             "compact_at": self.compact_at,
             "keep_turns": self.keep_turns,
+            "instructions_max_bytes": self.instructions_max_bytes,
+            "test_command": self.test_command,
+            "subagent_concurrency": self.subagent_concurrency,
+            "subagent_max_turns": self.subagent_max_turns,
             "models": {k: dict(v) for k, v in self.models.items()},
         }
 
@@ -288,6 +299,9 @@ def _validate(s: Settings) -> None:
         "compact_at": s.compact_at,
         "keep_turns": s.keep_turns,
         "thinking_budget": s.thinking_budget,
+        "[instructions] max_bytes": s.instructions_max_bytes,
+        "[subagents] concurrency": s.subagent_concurrency,
+        "[subagents] max_turns": s.subagent_max_turns,
     }
     for name, value in positive.items():
         if value is not None and not (math.isfinite(value) and value > 0):

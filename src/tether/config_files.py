@@ -50,6 +50,12 @@ _TOML_SCHEMA: dict[str, dict[str, tuple[str, type]]] = {
         "compact_at": ("compact_at", float),
         "keep_turns": ("keep_turns", int),
     },
+    "instructions": {"max_bytes": ("instructions_max_bytes", int)},
+    "tests": {"command": ("test_command", str)},
+    "subagents": {
+        "concurrency": ("subagent_concurrency", int),
+        "max_turns": ("subagent_max_turns", int),
+    },
     "checkpoints": {
         "enabled": ("checkpoints", bool),
         "max_file_bytes": ("checkpoint_max_file_bytes", int),
