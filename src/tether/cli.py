@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tether import __version__
 from tether import cli_commands as commands
-from tether.config import PERMISSION_MODES, CliOverrides
+from tether.config import PERMISSION_MODES, CliOverrides, Settings
 from tether.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, TetherError, UsageError
 
 __all__ = ["main"]
@@ -81,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.checkpoints_command(commands.checkpoints_parser().parse_args(args[1:]))
         if args and args[0] == "undo":
             return commands.undo_command(commands.undo_parser().parse_args(args[1:]))
+        if args and args[0] == "sessions":
+            return commands.sessions_command(commands.sessions_parser().parse_args(args[1:]))
         return _run(_parser().parse_args(args), termination)
     except TetherError as exc:
         _error(str(exc))
@@ -225,6 +227,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="headless: show tool activity on stderr"
     )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue this workspace's latest session (with -p: its next task)",
+    )
+    which.add_argument(
+        "-r", "--resume", metavar="ID", help="continue the session ID (see tether sessions)"
+    )
     return parser
 
 
@@ -262,16 +275,37 @@ def _run(ns: argparse.Namespace, termination: _Termination) -> int:
             raise UsageError("--output-format needs a task: tether -p TASK --output-format json")
         from tether.ui.prompt import interactive
 
-        return interactive(load_settings(overrides), should_stop=termination.requested)
+        settings = load_settings(overrides)
+        resume = _resumed_session(settings, ns)
+        return interactive(settings, should_stop=termination.requested, resume=resume)
     if ns.task == "-" and isinstance(sys.stdin, io.TextIOWrapper):
         sys.stdin.reconfigure(errors="replace")
     task = sys.stdin.read() if ns.task == "-" else ns.task
     if not task.strip():
         raise UsageError("the task is empty; pass it as tether -p 'TASK'")
     settings = load_settings(overrides)
+    resume = _resumed_session(settings, ns)
     from tether.ui.headless import run_headless
 
-    return run_headless(settings, task, output_format=ns.output_format, verbose=ns.verbose)
+    return run_headless(
+        settings, task, output_format=ns.output_format, verbose=ns.verbose, resume=resume
+    )
+
+
+def _resumed_session(settings: Settings, ns: argparse.Namespace) -> str | None:
+    """The session id --continue or --resume names (None: a new session)."""
+    if ns.resume:
+        return str(ns.resume)
+    if not ns.continue_:
+        return None
+    from tether.memory.session_index import latest_session
+
+    latest = latest_session(settings.home, settings.workspace)
+    if latest is None:
+        raise UsageError(
+            f"no earlier session in {settings.workspace} to continue; start one without --continue"
+        )
+    return latest.session_id
 
 
 def _error(text: str) -> None:

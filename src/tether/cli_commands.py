@@ -294,6 +294,25 @@ def undo_command(ns: argparse.Namespace) -> int:
     )
 
 
+def sessions_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tether sessions",
+        description="List the sessions of this workspace, oldest first: id, start, turns, "
+        "status and first request. `tether --continue` resumes the latest, "
+        "`tether --resume ID` a given one.",
+    )
+    parser.add_argument("--json", action="store_true", help="print them as a JSON array")
+    parser.add_argument("-C", "--workspace", type=Path, help="the workspace (default: here)")
+    return parser
+
+
+def sessions_command(ns: argparse.Namespace) -> int:
+    from tether.ui.sessions import print_sessions
+
+    settings = _workspace_settings(ns)
+    return print_sessions(settings, sys.stdout, as_json=ns.json)
+
+
 def _workspace_settings(ns: argparse.Namespace) -> Settings:
     """Settings for a subcommand that needs no model: config files and `-C` only."""
     from tether.config import load_settings

@@ -24,7 +24,8 @@ from tether.config import Settings, public_endpoint
 from tether.context.manager import ContextLimits, ContextManager
 from tether.context.system_prompt import build_system_prompt
 from tether.errors import ConfigError
-from tether.memory.sessions import Transcript, new_session_id
+from tether.memory.resume import Resumed, resume_state
+from tether.memory.sessions import Transcript, new_session_id, read_transcript
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
 from tether.models.catalogue import cost_usd, lookup
@@ -65,13 +66,21 @@ class Session:
         model: Model | None = None,
         environ: Mapping[str, str] | None = None,
         approver: Approver | None = None,
+        resume: str | None = None,
     ) -> None:
         """`approver` answers permission questions; without one (headless), a call
-        that needs approval is refused with an explanation the model can read."""
+        that needs approval is refused with an explanation the model can read.
+        `resume` continues the session with that id from its transcript."""
         self.settings = settings
         self.bus = bus or EventBus()
+        self.redact = Redactor([settings.api_key])
+        self.resumed: Resumed | None = None
         # Decided first: a run that may not start must not leave a transcript behind.
         system_prompt = build_system_prompt(settings.workspace)
+        if resume is not None:
+            self.transcript, torn = _reopen(settings, resume, self.redact)
+            self.resumed = resumed = resume_state(list(read_transcript(self.transcript.path)))
+            system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
         registry = Registry(builtin_tools())
         self.model_info = lookup(settings.model, settings.models)
         limits = ContextLimits(
@@ -96,26 +105,30 @@ class Session:
             skip=settings.skip_sandbox,
         )
         self._tmp = Path(tempfile.mkdtemp(prefix="tether-tmp-"))
-        self.redact = Redactor([settings.api_key])
         self.model = model or build_model(settings, self.model_info)
-        self.session_id = new_session_id()
         self._notes: list[str] = []
-        self.transcript = Transcript.create(
-            settings.home,
-            self.session_id,
-            {
-                "session_id": self.session_id,
-                "tether": __version__,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "python": sys.version.split()[0],
-                "model": settings.model,
-                "endpoint": public_endpoint(settings.base_url),
-                "workspace": str(settings.workspace),
-                "sandbox": self.sandbox.name if self.sandbox is not None else "none",
-                "settings": settings.public(),
-            },
-            self.redact,
-        )
+        if resume is not None:
+            self.session_id = resume
+            self._record_resume(torn)
+        else:
+            self.session_id = new_session_id()
+            self.transcript = Transcript.create(
+                settings.home,
+                self.session_id,
+                {
+                    "session_id": self.session_id,
+                    "tether": __version__,
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "python": sys.version.split()[0],
+                    "model": settings.model,
+                    "endpoint": public_endpoint(settings.base_url),
+                    "workspace": str(settings.workspace),
+                    "sandbox": self.sandbox.name if self.sandbox is not None else "none",
+                    "settings": settings.public(),
+                    "system_prompt": system_prompt,
+                },
+                self.redact,
+            )
         env = os.environ if environ is None else environ
         overflow = settings.home / "sessions" / self.session_id / "overflow"
         workspace = Workspace(settings.workspace, reserved=(settings.home,))
@@ -190,9 +203,18 @@ class Session:
                 price=partial(cost_usd, self.model_info),
             ),
         )
+        if self.resumed is not None:
+            self.agent.messages = list(self.resumed.messages)
+            self.agent.usage = self.resumed.usage
+            if self.checkpoints is not None:
+                self.checkpoints.turn = self.resumed.turns
         self.bus.emit(
             SessionStarted(
-                self.session_id, settings.model, str(settings.workspace), str(self.transcript.path)
+                self.session_id,
+                settings.model,
+                str(settings.workspace),
+                str(self.transcript.path),
+                resumed=self.resumed is not None,
             )
         )
         for text in sandbox_notices:
@@ -259,6 +281,24 @@ class Session:
         )
         return result
 
+    def _record_resume(self, torn: int) -> None:
+        """The resume itself, and the results that close interrupted calls, on record."""
+        assert self.resumed is not None
+        closed = [m.tool_call_id for m in self.resumed.closed]
+        self.transcript.append(
+            {
+                "type": "resume",
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "pid": os.getpid(),
+                "model": self.settings.model,
+                "torn_bytes": torn,
+                "closed": closed,
+            }
+        )
+        for message in self.resumed.closed:
+            self.transcript.message(message)
+        self.transcript.sync()
+
     def _record_warnings(self, event: Event) -> None:
         """Warnings (no undo, a weaker sandbox) belong in the record of the session."""
         if isinstance(event, Notice) and event.level in ("warning", "error"):
@@ -293,6 +333,19 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _reopen(settings: Settings, session_id: str, redact: Redactor) -> tuple[Transcript, int]:
+    """The session's transcript, locked for this process, if it belongs here."""
+    transcript, torn = Transcript.reopen(settings.home, session_id, redact)
+    header = next(read_transcript(transcript.path), {})
+    if header.get("workspace") != str(settings.workspace):
+        transcript.close()
+        raise ConfigError(
+            f"Session {session_id} ran in {header.get('workspace')}, not in "
+            f"{settings.workspace}; resume it from there (or with -C)."
+        )
+    return transcript, torn
 
 
 def _spill_stale(directory: Path, text: str, tool: str) -> Path | None:

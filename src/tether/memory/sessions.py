@@ -1,14 +1,20 @@
 """The append-only transcript of a session: one JSON object per line.
 
 Line one is a header (versions, model, endpoint without secrets, workspace,
-settings); then one line per message and tool result, plus entries for limits and
-the end of each run. Lines are written as they happen and fsynced once per turn,
-so the cost per turn does not grow with the session and a crash loses at most the
-turn in flight. History is never rewritten.
+settings, the system prompt); then one line per message and tool result, plus
+entries for limits and the end of each run. Lines are written as they happen and
+fsynced once per turn, so the cost per turn does not grow with the session and a
+crash loses at most the turn in flight. History is never rewritten.
+
+One process appends to a transcript at a time: it holds an exclusive `flock` on the
+file for as long as it has it open (the kernel drops it when the process dies, even
+by kill -9). A crash can leave a torn last line; resuming cuts that fragment (it was
+never a whole entry) before appending, and readers skip it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -21,9 +27,50 @@ from tether.errors import ConfigError
 from tether.messages import Message
 from tether.observe.redact import Redactor
 
-__all__ = ["TRANSCRIPT_VERSION", "Transcript", "new_session_id", "read_transcript"]
+__all__ = [
+    "TRANSCRIPT_VERSION",
+    "SessionBusy",
+    "Transcript",
+    "is_locked",
+    "new_session_id",
+    "read_transcript",
+    "transcript_path",
+]
 
 TRANSCRIPT_VERSION = 1
+
+
+class SessionBusy(ConfigError):
+    """Another process is appending to this session."""
+
+
+def transcript_path(home: Path, session_id: str) -> Path:
+    return home / "sessions" / f"{session_id}.jsonl"
+
+
+def _lock(handle: IO[str], session_id: str) -> None:
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise SessionBusy(
+            f"Session {session_id} is in use by another tether process; wait for it to "
+            "end (or stop it), or start a new session."
+        ) from None
+
+
+def is_locked(path: Path) -> bool:
+    """Whether some process holds the session (for listings; racy by nature)."""
+    try:
+        with path.open("rb") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
 
 
 def new_session_id() -> str:
@@ -53,6 +100,7 @@ class Transcript:
             transcript = cls(path, session_id, redact)
             # backslashreplace: a stray lone surrogate must never make a write fail.
             transcript._file = path.open("x", encoding="utf-8", errors="backslashreplace")
+            _lock(transcript._file, session_id)
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write the session transcript under {directory}: {exc.strerror}. "
@@ -60,6 +108,27 @@ class Transcript:
             ) from None
         transcript.append({"type": "header", "version": TRANSCRIPT_VERSION, **header})
         return transcript
+
+    @classmethod
+    def reopen(cls, home: Path, session_id: str, redact: Redactor) -> tuple[Transcript, int]:
+        """Open an existing transcript to append to it, locked; and how many bytes of a
+        torn last line (a crash mid-write) were cut first."""
+        path = transcript_path(home, session_id)
+        try:
+            handle = path.open("r+", encoding="utf-8", errors="backslashreplace")
+        except FileNotFoundError:
+            raise ConfigError(
+                f"No session {session_id} under {home / 'sessions'}; `tether sessions` "
+                "lists the sessions of this workspace."
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"Cannot open the transcript {path}: {exc.strerror}.") from None
+        _lock(handle, session_id)
+        cut = _cut_torn_tail(handle.fileno())
+        handle.seek(0, os.SEEK_END)
+        transcript = cls(path, session_id, redact)
+        transcript._file = handle
+        return transcript, cut
 
     def append(self, entry: dict[str, Any]) -> None:
         """Write one line now; it reaches the disk for sure at the next `sync`."""
@@ -85,10 +154,40 @@ class Transcript:
             self._file = None
 
 
+def _cut_torn_tail(fd: int) -> int:
+    """Truncate after the last newline; the bytes cut (0 when the file ends cleanly)."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0
+    window = min(size, 1 << 20)
+    end = size
+    while end > 0:
+        start = max(0, end - window)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = os.read(fd, end - start)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            break
+        end = start
+    else:
+        keep = 0
+    if keep < size:
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+    return size - keep
+
+
 def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
-    """The entries of a transcript; a torn last line (a crash mid-write) is skipped."""
-    with path.open(encoding="utf-8") as handle:
+    """The entries of a transcript. A torn last line (a crash mid-write) and any line
+    that is not a JSON object are skipped: a damaged line costs that line only."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.endswith("\n"):
                 return
-            yield json.loads(line)
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield entry

@@ -66,11 +66,14 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class SessionStarted(Event):
+    """`resumed`: an earlier session continues (its transcript grows)."""
+
     type: ClassVar[str] = "session_started"
     session_id: str
     model: str
     workspace: str
     transcript: str
+    resumed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

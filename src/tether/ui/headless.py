@@ -123,8 +123,11 @@ def run_headless(
     verbose: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    resume: str | None = None,
 ) -> int:
-    """Run one task without a prompt and print it in the chosen format; the exit code."""
+    """Run one task without a prompt and print it in the chosen format; the exit code.
+
+    `resume` continues that session: the task is its next request."""
     from tether.observe.events import EventBus
     from tether.session import Session
 
@@ -140,7 +143,7 @@ def run_headless(
         bus.subscribe(TerminalRenderer(err, redact=redact))
     else:
         bus.subscribe(partial(_warn, err, redact))
-    with Session(settings, bus=bus) as session:
+    with Session(settings, bus=bus, resume=resume) as session:
         result = session.run(task)
         transcript = str(session.transcript.path)
     summary = result_object(result, transcript=transcript)

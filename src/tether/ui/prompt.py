@@ -35,6 +35,7 @@ def interactive(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    resume: str | None = None,
 ) -> int:
     """Read requests until end of input; each one is a run of the same session.
 
@@ -57,8 +58,11 @@ def interactive(
     )
     exit_code = EXIT_OK
     approver = terminal_approver(lambda prompt: _read(inp, out, prompt), out)
-    with Session(settings, bus=bus, approver=approver) as session:
+    with Session(settings, bus=bus, approver=approver, resume=resume) as session:
         out.write(f"transcript {session.transcript.path}\n")
+        if session.resumed is not None:
+            turns = session.resumed.turns
+            out.write(f"resumed session {session.session_id} ({turns} turns so far)\n")
         while not should_stop():
             line = _read(inp, out)
             if line is None or should_stop():

@@ -1,0 +1,82 @@
+"""What a session was when it stopped, read back from its transcript. Pure; no I/O.
+
+Resume sends exactly the context the session last sent (`context.manager.rebuild`
+replays messages, stubs and compactions), continues its usage totals and its todo
+list, and closes every tool call that never got a result: the process died during
+the call, so tether cannot know whether it ran, and says so rather than running it
+again. Nothing is executed twice by resuming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tether.context.manager import rebuild
+from tether.messages import Message, ToolResult, Usage
+
+__all__ = ["INTERRUPTED_RESULT", "Resumed", "resume_state"]
+
+INTERRUPTED_RESULT = (
+    "Interrupted: tether stopped (the process ended) before this call finished, so it "
+    "may or may not have run. Check its effects before repeating it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """`messages` is the context to continue from, with `closed` (the interrupted
+    results, to be appended to the transcript too) already at its end."""
+
+    header: dict[str, Any]
+    messages: list[Message]
+    closed: tuple[Message, ...]
+    usage: Usage
+    turns: int
+    todos: tuple[dict[str, Any], ...]
+
+
+def _usage(entry: dict[str, Any]) -> Usage:
+    data = entry.get("usage")
+    if not isinstance(data, dict):
+        return Usage()
+    counts = {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
+    try:
+        return Usage(**counts)
+    except TypeError:
+        return Usage()
+
+
+def resume_state(entries: Sequence[dict[str, Any]]) -> Resumed:
+    """The state at the end of `entries` (a transcript's, header first)."""
+    header = entries[0] if entries and entries[0].get("type") == "header" else {}
+    messages = rebuild(entries)
+    usage, turns = Usage(), 0
+    todos: tuple[dict[str, Any], ...] = ()
+    for entry in entries:
+        kind = entry.get("type")
+        if kind == "message" and entry.get("message", {}).get("role") == "assistant":
+            usage += _usage(entry)
+            turns += 1
+        elif kind == "compaction":
+            usage += _usage(entry)
+        elif kind == "todos" and isinstance(entry.get("todos"), list):
+            todos = tuple(t for t in entry["todos"] if isinstance(t, dict))
+    closed = tuple(
+        Message.tool(ToolResult(c.id, c.name, INTERRUPTED_RESULT, True))
+        for c in _open_calls(messages)
+    )
+    return Resumed(header, [*messages, *closed], closed, usage, turns, todos)
+
+
+def _open_calls(messages: list[Message]) -> list[Any]:
+    """The calls of the last assistant message that have no result after it."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "assistant":
+            answered = {m.tool_call_id for m in messages[index + 1 :] if m.role == "tool"}
+            return [c for c in message.tool_calls if c.id not in answered]
+        if message.role == "user":
+            return []
+    return []
