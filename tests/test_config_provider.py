@@ -104,3 +104,41 @@ def test_tool_protocol_from_flag_config_or_catalogue(home: Path, tmp_path: Path)
     (tmp_path / ".tether/config.toml").write_text('[models."x"]\ntool_protocol = "json"\n')
     with pytest.raises(ConfigError, match='tool_protocol must be "native" or "text"'):
         load(home, tmp_path, **env)
+
+
+def test_an_anthropic_key_never_goes_to_an_endpoint_given_for_something_else(
+    home: Path, tmp_path: Path
+) -> None:
+    s = load(
+        home,
+        tmp_path,
+        CliOverrides(base_url="http://127.0.0.1:8000/v1", model="qwen3"),
+        ANTHROPIC_API_KEY="sk-ant-SECRET-123",
+    )
+    assert (s.provider, s.api_key) == ("openai", None)
+
+
+def test_a_key_in_agents_env_goes_to_its_own_providers_default_only(
+    home: Path, tmp_path: Path
+) -> None:
+    (home / ".agents/env").write_text("API_KEY=sk-openai-SECRET-1\nMODEL=m\n")
+    with pytest.raises(ConfigError, match=r"belongs to https://api\.openai\.com/v1"):
+        load(home, tmp_path, CliOverrides(provider="anthropic"))
+    (home / ".agents/env").write_text("PROVIDER=anthropic\nAPI_KEY=sk-ant-file-1\nMODEL=m\n")
+    s = load(home, tmp_path)
+    assert (s.provider, s.base_url, s.api_key) == (
+        "anthropic",
+        "https://api.anthropic.com",
+        "sk-ant-file-1",
+    )
+
+
+def test_a_thinking_budget_below_anthropics_minimum_is_refused(home: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="at least 1024"):
+        load(
+            home,
+            tmp_path,
+            CliOverrides(thinking_budget=500),
+            ANTHROPIC_API_KEY="k-1234567",
+            TETHER_MODEL="m",
+        )

@@ -312,5 +312,10 @@ def _validate(s: Settings) -> None:
                 f"[context] {name} = {value:g} tokens is not below the window "
                 f"({s.context_window:,} tokens)."
             )
+    if s.thinking_budget is not None and s.thinking_budget < 1024:
+        raise ConfigError(
+            f"The thinking budget must be at least 1024 tokens (Anthropic's minimum), "
+            f"not {s.thinking_budget}."
+        )
     if not (math.isfinite(s.retry_base_delay) and s.retry_base_delay >= 0):
         raise ConfigError(f"retry_base_delay must not be negative, got {s.retry_base_delay}.")

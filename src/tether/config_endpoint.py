@@ -46,12 +46,25 @@ class Endpoint:
     model: str
 
 
-def _provider(given: str | None, env: Mapping[str, str], agents_env: Mapping[str, str]) -> Provider:
+def _provider(
+    given: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
+    agents_env: Mapping[str, str],
+) -> Provider:
+    """The provider named, else Anthropic when an Anthropic key is all that is set.
+
+    Any endpoint given by flag or environment, or any other key, means the OpenAI
+    protocol: an Anthropic key must never travel to a server that was not chosen
+    for it.
+    """
     name = (given or env.get("TETHER_PROVIDER") or agents_env.get("PROVIDER") or "").strip()
     if not name:
         others = ("TETHER_BASE_URL", "OPENAI_BASE_URL", "TETHER_API_KEY", "OPENAI_API_KEY")
-        configured = any(env.get(k) for k in others) or any(
-            agents_env.get(k) for k in ("BASE_URL", "API_KEY")
+        configured = (
+            bool(base_url)
+            or any(env.get(k) for k in others)
+            or any(agents_env.get(k) for k in ("BASE_URL", "API_KEY"))
         )
         return "anthropic" if env.get("ANTHROPIC_API_KEY") and not configured else "openai"
     lowered = name.lower()
@@ -75,7 +88,7 @@ def resolve_endpoint(
     require_model: bool,
 ) -> Endpoint:
     """The endpoint, key and model for this run, or ConfigError saying what to set."""
-    chosen = _provider(provider, env, agents_env)
+    chosen = _provider(provider, base_url, env, agents_env)
     prefix = _ENV_PREFIX[chosen]
     default = DEFAULT_BASE_URLS[chosen]
     url = (
@@ -89,7 +102,11 @@ def resolve_endpoint(
     key_names = f"TETHER_API_KEY (or {prefix}_API_KEY)"
     api_key = _clean_key(env.get("TETHER_API_KEY") or env.get(f"{prefix}_API_KEY"), "environment")
     file_key = _clean_key(agents_env.get("API_KEY"), "~/.agents/env")
-    file_url = (agents_env.get("BASE_URL") or default).rstrip("/")
+    # The file's key belongs to the file's endpoint: its BASE_URL, else the default of
+    # the file's own PROVIDER (not of the provider chosen for this run).
+    file_provider = (agents_env.get("PROVIDER") or "openai").strip().lower()
+    file_default = DEFAULT_BASE_URLS.get(file_provider, DEFAULT_BASE_URLS["openai"])
+    file_url = (agents_env.get("BASE_URL") or file_default).rstrip("/")
     withheld = None
     if not api_key and file_key:
         # A key in the shared env file belongs to that file's endpoint: it is never

@@ -85,7 +85,7 @@ def trial(cli_env: dict[str, str], root: Path, how: str, seed: int) -> dict[str,
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 0.15))
         else:  # anywhere, writes included
-            time.sleep(rng.uniform(0.05, 2.0))
+            time.sleep(rng.uniform(0.05, 1.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         before = (state / "sessions").glob("*.jsonl")
@@ -100,7 +100,9 @@ def trial(cli_env: dict[str, str], root: Path, how: str, seed: int) -> dict[str,
         while True:
             resumed += 1
             assert resumed <= 3, "--continue did not finish the task"
-            done = tether(env, work, "--continue", "-p", "Continue.", "--output-format", "json")
+            # Killed before its transcript existed: there is nothing to continue yet.
+            again = ["--continue"] if list((state / "sessions").glob("*.jsonl")) else []
+            done = tether(env, work, *again, "-p", "Continue.", "--output-format", "json")
             out, err = done.communicate(timeout=60)
             assert done.returncode == 0, err
             if json.loads(out)["result"] == "All lines are written.":
