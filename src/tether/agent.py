@@ -212,9 +212,11 @@ class Agent:
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
-        self.usage += u
+        self.usage += u + response.side_usage
+        self._side_usage += response.side_usage  # in the run's total, not the context's size
         price = self.limits.price
-        cost, total = (price(u), price(self.usage)) if price is not None else (None, None)
+        paid = u + response.side_usage
+        cost, total = (price(paid), price(self.usage)) if price is not None else (None, None)
         extra: dict[str, object] = {} if estimate is None else {"estimated_input_tokens": estimate}
         if cost is not None:
             extra["cost_usd"] = round(cost, 6)

@@ -48,6 +48,7 @@ from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
+from tether.tools.tests import run_tests_tool
 
 if TYPE_CHECKING:
     from tether.memory.checkpoints import RestoreResult
@@ -81,7 +82,7 @@ class Session:
             self.transcript, torn = _reopen(settings, resume, self.redact)
             self.resumed = resumed = resume_state(list(read_transcript(self.transcript.path)))
             system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
-        registry = Registry(builtin_tools())
+        registry = Registry((*builtin_tools(), run_tests_tool(settings.test_command)))
         self.model_info = lookup(settings.model, settings.models)
         limits = ContextLimits(
             window=settings.context_window or self.model_info.context_window,
@@ -160,6 +161,9 @@ class Session:
             home=Path(env.get("HOME") or Path.home()),
             approver=approver,
             on_decision=self._report_decision,
+            test_command=partial(
+                _test_command, settings, context.env.get("PATH"), self.sandbox is not None
+            ),
         )
         self.checkpoints = (
             StepCheckpoints(
@@ -346,6 +350,23 @@ def _reopen(settings: Settings, session_id: str, redact: Redactor) -> tuple[Tran
             f"{settings.workspace}; resume it from there (or with -C)."
         )
     return transcript, torn
+
+
+def _test_command(
+    settings: Settings, path: str | None, sandboxed: bool, arguments: Mapping[str, object]
+) -> tuple[str, bool]:
+    """What run_tests would run, and whether it may run unasked: exactly the configured
+    command, and only inside a sandbox (a cloned project's config names it)."""
+    from tether.tools.test_command import resolve_test_command
+
+    args = arguments.get("args")
+    found = resolve_test_command(
+        settings.workspace,
+        settings.test_command,
+        args if isinstance(args, str) else None,
+        path=path,
+    )
+    return found.command, found.exact and sandboxed
 
 
 def _spill_stale(directory: Path, text: str, tool: str) -> Path | None:

@@ -245,7 +245,9 @@ class AnthropicEncoder:
         if thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         if request.max_output_tokens is not None:
-            body["max_tokens"] = request.max_output_tokens
+            # With thinking on, max_tokens counts the thinking too and must exceed the
+            # budget: the answer's limit comes on top of the budget.
+            body["max_tokens"] = request.max_output_tokens + (thinking_budget or 0)
         body["stream"] = stream
         body["messages"] = []
         shell = json.dumps(body, ensure_ascii=False)

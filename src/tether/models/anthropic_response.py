@@ -38,6 +38,12 @@ def _count(value: Any) -> int:
     return max(0, int(value))
 
 
+def _field(data: Mapping[str, Any], name: str) -> int | None:
+    """A usage count, or None when the field is missing or null."""
+    value = data.get(name)
+    return None if value is None else _count(value)
+
+
 def parse_usage(data: Any, previous: Usage | None = None) -> Usage | None:
     """Usage from an Anthropic `usage` object; fields it lacks keep `previous` values.
 
@@ -47,13 +53,10 @@ def parse_usage(data: Any, previous: Usage | None = None) -> Usage | None:
     if not isinstance(data, Mapping):
         return previous
     base = previous or Usage()
-    read = _count(data["cache_read_input_tokens"]) if "cache_read_input_tokens" in data else None
-    written = (
-        _count(data["cache_creation_input_tokens"])
-        if "cache_creation_input_tokens" in data
-        else None
-    )
-    fresh = _count(data["input_tokens"]) if "input_tokens" in data else None
+    # A null field (some compatible servers send them in `message_delta`) is absent.
+    read = _field(data, "cache_read_input_tokens")
+    written = _field(data, "cache_creation_input_tokens")
+    fresh = _field(data, "input_tokens")
     cached = base.cached_tokens if read is None else read
     write = base.cache_write_tokens if written is None else written
     if fresh is None and read is None and written is None:
@@ -61,7 +64,8 @@ def parse_usage(data: Any, previous: Usage | None = None) -> Usage | None:
     else:
         old_fresh = base.input_tokens - base.cached_tokens - base.cache_write_tokens
         total = (old_fresh if fresh is None else fresh) + cached + write
-    output = _count(data["output_tokens"]) if "output_tokens" in data else base.output_tokens
+    output = _field(data, "output_tokens")
+    output = base.output_tokens if output is None else output
     return Usage(
         input_tokens=total, output_tokens=output, cached_tokens=cached, cache_write_tokens=write
     )

@@ -8,7 +8,7 @@ adapter's own retries.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from tether.messages import FinishReason, Message, Usage
@@ -48,10 +48,15 @@ class ModelRequest:
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
+    """One answer. `usage` is the request that produced it (its input is the context's
+    size); `side_usage` is what attempts thrown away on the way cost (the text
+    protocol's restates): paid for, counted in totals, but not the context's size."""
+
     message: Message
     usage: Usage
     finish_reason: FinishReason
     model: str = ""
+    side_usage: Usage = field(default_factory=Usage)
 
 
 class Model(Protocol):

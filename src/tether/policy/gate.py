@@ -76,13 +76,17 @@ class Gate:
         home: Path,
         approver: Approver | None = None,
         on_decision: Callable[[str, Decision, bool], None] | None = None,
+        test_command: Callable[[Mapping[str, Any]], tuple[str, bool]] | None = None,
     ) -> None:
+        """`test_command` gives the command a `run_tests` call would run, and whether it
+        is exactly the one the user configured (which then needs no approval)."""
         self.rules = rules
         self.mode = mode
         self._workspace = workspace
         self._home = home
         self._approver = approver
         self._on_decision = on_decision
+        self._test_command = test_command
 
     def check(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
         """None to run the call; otherwise the refusal, written for the model."""
@@ -130,6 +134,9 @@ class Gate:
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "write")
             if tool == "str_replace":
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "edit")
+            if tool == "run_tests" and self._test_command is not None:
+                command, configured = self._test_command(arguments)
+                return ToolAction(tool) if configured else ShellAction(command)
         except (ToolError, KeyError, TypeError):
             return None
         return ToolAction(tool)
