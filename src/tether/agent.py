@@ -67,8 +67,11 @@ class Agent:
         transcript: Transcript,
         limits: Limits = Limits(),  # noqa: B008 -- frozen, so sharing is safe
         context: ContextManager | None = None,
+        reminder: Callable[[], str | None] | None = None,
     ) -> None:
-        """`context` keeps requests inside the model's window (None: send everything)."""
+        """`context` keeps requests inside the model's window (None: send everything).
+        `reminder` is asked after each turn's tools for a note to append (todos)."""
+        self.reminder = reminder
         self.model = model
         self.context = context
         self._side_usage = Usage()  # spent on handoff summaries, counted into the run
@@ -117,6 +120,9 @@ class Agent:
                     )
                 for call in response.message.tool_calls:
                     self._execute(call)
+                note = self.reminder() if self.reminder is not None else None
+                if note:  # at the tail, never in the system prompt (the prefix stays put)
+                    self._append(Message.user(note), reminder=True)
                 self.transcript.sync()
         except ProviderError as exc:
             if self._deadline is None or time.monotonic() < self._deadline:

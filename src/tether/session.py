@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether import __version__
 from tether.agent import Agent, Limits, RunResult
@@ -36,6 +36,7 @@ from tether.observe.events import (
     Notice,
     PermissionChecked,
     SessionStarted,
+    TodosUpdated,
     TurnStarted,
 )
 from tether.observe.redact import Redactor
@@ -49,6 +50,7 @@ from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
 from tether.tools.tests import run_tests_tool
+from tether.tools.todos import TodoList, write_todos_tool
 
 if TYPE_CHECKING:
     from tether.memory.checkpoints import RestoreResult
@@ -82,7 +84,14 @@ class Session:
             self.transcript, torn = _reopen(settings, resume, self.redact)
             self.resumed = resumed = resume_state(list(read_transcript(self.transcript.path)))
             system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
-        registry = Registry((*builtin_tools(), run_tests_tool(settings.test_command)))
+        self.todos = TodoList()
+        registry = Registry(
+            (
+                *builtin_tools(),
+                run_tests_tool(settings.test_command),
+                write_todos_tool(self.todos, self._todos_changed),
+            )
+        )
         self.model_info = lookup(settings.model, settings.models)
         limits = ContextLimits(
             window=settings.context_window or self.model_info.context_window,
@@ -195,6 +204,7 @@ class Session:
             model=self.model,
             dispatcher=dispatcher,
             context=context_manager,
+            reminder=self.todos.reminder,
             system_prompt=system_prompt,
             bus=self.bus,
             transcript=self.transcript,
@@ -210,6 +220,7 @@ class Session:
         if self.resumed is not None:
             self.agent.messages = list(self.resumed.messages)
             self.agent.usage = self.resumed.usage
+            self.todos.replace(self.resumed.todos)
             if self.checkpoints is not None:
                 self.checkpoints.turn = self.resumed.turns
         self.bus.emit(
@@ -302,6 +313,11 @@ class Session:
         for message in self.resumed.closed:
             self.transcript.message(message)
         self.transcript.sync()
+
+    def _todos_changed(self, todos: tuple[dict[str, Any], ...]) -> None:
+        """Shown to the user, and on record so that a resumed session has its list."""
+        self.transcript.append({"type": "todos", "todos": list(todos)})
+        self.bus.emit(TodosUpdated(todos))
 
     def _record_warnings(self, event: Event) -> None:
         """Warnings (no undo, a weaker sandbox) belong in the record of the session."""

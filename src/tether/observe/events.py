@@ -206,6 +206,14 @@ class LimitReached(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TodosUpdated(Event):
+    """The model replaced its todo list (each item: content, status)."""
+
+    type: ClassVar[str] = "todos_updated"
+    todos: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Notice(Event):
     """Something the user should know that is not part of the conversation."""
 

@@ -216,6 +216,14 @@ def _json_schema(kind: Any) -> dict[str, Any]:
     if origin is list:
         (item,) = get_args(kind) or (str,)
         return {"type": "array", "items": _json_schema(item)}
+    if typing.is_typeddict(kind):
+        hints = typing.get_type_hints(kind)
+        return {
+            "type": "object",
+            "properties": {key: _json_schema(hint) for key, hint in hints.items()},
+            "required": sorted(kind.__required_keys__),
+            "additionalProperties": False,
+        }
     if kind is dict or origin is dict:
         return {"type": "object"}
     raise TypeError(f"tool parameter type {kind!r} has no JSON schema")
@@ -283,11 +291,33 @@ def _coerce(value: Any, kind: Any) -> Any:
         if not isinstance(value, list):
             raise TypeError(f"expected array, got {_json_type(value)}")
         return [_coerce(v, item) for v in value]
+    if typing.is_typeddict(kind):
+        return _coerce_typeddict(value, kind)
     if kind is dict or origin is dict:
         if isinstance(value, dict):
             return value
         raise TypeError(f"expected object, got {_json_type(value)}")
     raise TypeError(f"unsupported parameter type {kind!r}")
+
+
+def _coerce_typeddict(value: Any, kind: Any) -> dict[str, Any]:
+    """An object with exactly the keys a TypedDict names, each coerced to its type."""
+    if not isinstance(value, dict):
+        raise TypeError(f"expected object, got {_json_type(value)}")
+    hints = typing.get_type_hints(kind)
+    unknown = sorted(set(value) - set(hints))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(repr, unknown))}")
+    missing = sorted(set(kind.__required_keys__) - set(value))
+    if missing:
+        raise ValueError(f"missing key(s) {', '.join(map(repr, missing))}")
+    result = {}
+    for key, item in value.items():
+        try:
+            result[key] = _coerce(item, hints[key])
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"key {key!r}: {exc}") from None
+    return result
 
 
 def _json_type(value: Any) -> str:

@@ -21,6 +21,7 @@ from tether.observe.events import (
     RetryScheduled,
     RunFinished,
     TextDelta,
+    TodosUpdated,
     ToolFinished,
     ToolStarted,
     TurnUsage,
@@ -93,6 +94,11 @@ class TerminalRenderer:
             )
         elif isinstance(event, ToolFinished):
             self._tool_finished(event)
+        elif isinstance(event, TodosUpdated):
+            from tether.tools.todos import render_todos
+
+            listed = render_todos(event.todos) or "(empty)"
+            self._line(self._style("todos:\n" + _indent(listed), "35"))
         elif isinstance(event, RetryScheduled):
             self._line(
                 self._style(
@@ -161,6 +167,10 @@ class TerminalRenderer:
     def _line(self, text: str) -> None:
         self._newline()
         self._out.write(self._redact(text) + "\n")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
 
 
 def usage_line(event: TurnUsage) -> str:
