@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,13 +82,14 @@ def new_session_id() -> str:
 class Transcript:
     """Appends entries to `sessions/<id>.jsonl` under the state directory."""
 
-    __slots__ = ("_file", "_redact", "path", "session_id")
+    __slots__ = ("_file", "_lock", "_redact", "path", "session_id")
 
     def __init__(self, path: Path, session_id: str, redact: Redactor) -> None:
         self.path = path
         self.session_id = session_id
         self._redact = redact
         self._file: IO[str] | None = None
+        self._lock = threading.Lock()  # subagents finishing at once append from threads
 
     @classmethod
     def create(
@@ -134,9 +136,10 @@ class Transcript:
         """Write one line now; it reaches the disk for sure at the next `sync`."""
         if self._file is None:
             return
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-        self._file.write(self._redact(line) + "\n")
-        self._file.flush()
+        line = self._redact(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
 
     def message(self, message: Message, **extra: Any) -> None:
         self.append({"type": "message", "message": message.to_dict(), **extra})

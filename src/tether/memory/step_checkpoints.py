@@ -28,7 +28,12 @@ if TYPE_CHECKING:  # the store (git, hashing) loads at the first mutating step, 
 __all__ = ["READ_ONLY_TOOLS", "StepCheckpoints"]
 
 # Tools that cannot change the workspace; any other tool is checkpointed.
-READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "search_files", "read_skill"})
+READ_ONLY_TOOLS = frozenset(
+    {"read_file", "list_files", "search_files", "read_skill", "write_todos"}
+)
+# A subagent's own steps are checkpointed one by one; holding the store for its whole
+# run would also block every other step (and undo) until it ends.
+NOT_CHECKPOINTED = READ_ONLY_TOOLS | {"task"}
 _MAX_LISTED = 100
 
 
@@ -60,7 +65,7 @@ class StepCheckpoints:
 
     def mutating(self, tool: str, arguments: Mapping[str, Any]) -> bool:
         """Whether the step may change the workspace; unsure means yes."""
-        if tool in READ_ONLY_TOOLS:
+        if tool in NOT_CHECKPOINTED:
             return False
         if tool == "bash" and self._read_only_command is not None:
             command = arguments.get("command")
