@@ -8,6 +8,7 @@ summary. Every tool call gets exactly one result, whatever happens.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -68,10 +69,17 @@ class Agent:
         limits: Limits = Limits(),  # noqa: B008 -- frozen, so sharing is safe
         context: ContextManager | None = None,
         reminder: Callable[[], str | None] | None = None,
+        stop: threading.Event | None = None,
+        parallel: int = 4,
     ) -> None:
         """`context` keeps requests inside the model's window (None: send everything).
-        `reminder` is asked after each turn's tools for a note to append (todos)."""
+        `reminder` is asked after each turn's tools for a note to append (todos).
+        `stop` ends the run at the next turn (a subagent whose task was abandoned);
+        `parallel` bounds how many `task` calls of one turn run at once."""
         self.reminder = reminder
+        self._stop = stop
+        self._parallel = max(1, parallel)
+        self._usage_lock = threading.Lock()
         self.model = model
         self.context = context
         self._side_usage = Usage()  # spent on handoff summaries, counted into the run
@@ -105,6 +113,9 @@ class Agent:
         limit: tuple[StopReason, str] | None = None
         try:
             while True:
+                if self._stop is not None and self._stop.is_set():
+                    why = "stopped: the task was abandoned (its time ran out, or Ctrl-C)"
+                    return self._finish(StopReason.INTERRUPTED, "", turns, usage, start, why)
                 limit = limit_hit(self.limits, turns, usage, start)
                 if limit is not None:
                     break
@@ -118,8 +129,7 @@ class Agent:
                     return self._finish(
                         StopReason.COMPLETED, response.message.content, turns, usage, start
                     )
-                for call in response.message.tool_calls:
-                    self._execute(call)
+                self._execute_all(response.message.tool_calls)
                 note = self.reminder() if self.reminder is not None else None
                 if note:  # at the tail, never in the system prompt (the prefix stays put)
                     self._append(Message.user(note), reminder=True)
@@ -243,6 +253,41 @@ class Agent:
             return self.context.size(self.messages)
         except Exception:
             return None
+
+    def add_usage(self, usage: Usage) -> None:
+        """Usage spent on the session's behalf elsewhere (a subagent), from any thread."""
+        with self._usage_lock:
+            self._side_usage += usage
+            self.usage += usage
+
+    def _execute_all(self, calls: tuple[ToolCall, ...]) -> None:
+        """Each call in order, except that a run of `task` calls goes out at once."""
+        index = 0
+        while index < len(calls):
+            end = index
+            while end < len(calls) and calls[end].name == "task":
+                end += 1
+            if end - index > 1:
+                self._execute_together(calls[index:end])
+                index = end
+            else:
+                self._execute(calls[index])
+                index += 1
+
+    def _execute_together(self, calls: tuple[ToolCall, ...]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        for call in calls:
+            self.bus.emit(ToolStarted(call))
+        began = time.monotonic()
+        remaining = None if self._deadline is None else max(0.0, self._deadline - began)
+        with ThreadPoolExecutor(min(self._parallel, len(calls)), "tether-task") as pool:
+            futures = [pool.submit(self.dispatcher.execute, c, timeout=remaining) for c in calls]
+            results = [f.result() for f in futures]
+        duration = time.monotonic() - began
+        for call, result in zip(calls, results, strict=True):
+            self._append(Message.tool(result), duration_s=round(duration, 6))
+            self.bus.emit(ToolFinished(call, result, duration))
 
     def _execute(self, call: ToolCall) -> None:
         """Run one call and append its result (with how long it took)."""

@@ -12,7 +12,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -49,7 +49,8 @@ from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
-from tether.tools.tests import run_tests_tool
+from tether.tools.task import SubagentRunner, SubagentSetup, task_tool
+from tether.tools.tests import gate_view, run_tests_tool
 from tether.tools.todos import TodoList, write_todos_tool
 
 if TYPE_CHECKING:
@@ -70,10 +71,12 @@ class Session:
         environ: Mapping[str, str] | None = None,
         approver: Approver | None = None,
         resume: str | None = None,
+        subagent_model: Callable[[], Model] | None = None,
     ) -> None:
         """`approver` answers permission questions; without one (headless), a call
         that needs approval is refused with an explanation the model can read.
-        `resume` continues the session with that id from its transcript."""
+        `resume` continues the session with that id from its transcript;
+        `subagent_model` makes the model of each subagent (default: like `model`'s)."""
         self.settings = settings
         self.bus = bus or EventBus()
         self.redact = Redactor([settings.api_key])
@@ -81,17 +84,19 @@ class Session:
         # Decided first: a run that may not start must not leave a transcript behind.
         system_prompt = build_system_prompt(settings.workspace)
         if resume is not None:
-            self.transcript, torn = _reopen(settings, resume, self.redact)
+            self.transcript, torn = Transcript.reopen(
+                settings.home, resume, self.redact, workspace=settings.workspace
+            )
             self.resumed = resumed = resume_state(list(read_transcript(self.transcript.path)))
             system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
         self.todos = TodoList()
-        registry = Registry(
-            (
-                *builtin_tools(),
-                run_tests_tool(settings.test_command),
-                write_todos_tool(self.todos, self._todos_changed),
-            )
+        self.subagents = SubagentRunner(limit=settings.subagent_concurrency)
+        tools = (
+            *builtin_tools(),
+            run_tests_tool(settings.test_command),
+            write_todos_tool(self.todos, self._todos_changed),
         )
+        registry = Registry((*tools, task_tool(self.subagents)))
         self.model_info = lookup(settings.model, settings.models)
         limits = ContextLimits(
             window=settings.context_window or self.model_info.context_window,
@@ -171,7 +176,11 @@ class Session:
             approver=approver,
             on_decision=self._report_decision,
             test_command=partial(
-                _test_command, settings, context.env.get("PATH"), self.sandbox is not None
+                gate_view,
+                settings.workspace,
+                settings.test_command,
+                context.env.get("PATH"),
+                self.sandbox is not None,
             ),
         )
         self.checkpoints = (
@@ -216,6 +225,28 @@ class Session:
                 max_cost=settings.max_cost,
                 price=partial(cost_usd, self.model_info),
             ),
+            parallel=settings.subagent_concurrency,
+        )
+        self.subagents.setup = SubagentSetup(
+            home=settings.home,
+            workspace=settings.workspace,
+            parent_session=self.session_id,
+            model_name=settings.model,
+            system_prompt=system_prompt,
+            registry=Registry(tools),
+            new_model=subagent_model or partial(build_model, settings, self.model_info),
+            gate=self.gate.check,
+            around=None if self.checkpoints is None else self.checkpoints.around,
+            redact=self.redact,
+            max_turns=settings.subagent_max_turns,
+            tool_timeout=settings.tool_timeout,
+            window=limits.window,
+            soft=settings.context_soft,
+            hard=settings.compact_at,
+            keep_turns=settings.keep_turns,
+            price=partial(cost_usd, self.model_info),
+            on_usage=self.agent.add_usage,
+            link=self.transcript.append,
         )
         if self.resumed is not None:
             self.agent.messages = list(self.resumed.messages)
@@ -353,36 +384,6 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _reopen(settings: Settings, session_id: str, redact: Redactor) -> tuple[Transcript, int]:
-    """The session's transcript, locked for this process, if it belongs here."""
-    transcript, torn = Transcript.reopen(settings.home, session_id, redact)
-    header = next(read_transcript(transcript.path), {})
-    if header.get("workspace") != str(settings.workspace):
-        transcript.close()
-        raise ConfigError(
-            f"Session {session_id} ran in {header.get('workspace')}, not in "
-            f"{settings.workspace}; resume it from there (or with -C)."
-        )
-    return transcript, torn
-
-
-def _test_command(
-    settings: Settings, path: str | None, sandboxed: bool, arguments: Mapping[str, object]
-) -> tuple[str, bool]:
-    """What run_tests would run, and whether it may run unasked: exactly the configured
-    command, and only inside a sandbox (a cloned project's config names it)."""
-    from tether.tools.test_command import resolve_test_command
-
-    args = arguments.get("args")
-    found = resolve_test_command(
-        settings.workspace,
-        settings.test_command,
-        args if isinstance(args, str) else None,
-        path=path,
-    )
-    return found.command, found.exact and sandboxed
 
 
 def _spill_stale(directory: Path, text: str, tool: str) -> Path | None:

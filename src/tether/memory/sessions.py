@@ -112,9 +112,11 @@ class Transcript:
         return transcript
 
     @classmethod
-    def reopen(cls, home: Path, session_id: str, redact: Redactor) -> tuple[Transcript, int]:
-        """Open an existing transcript to append to it, locked; and how many bytes of a
-        torn last line (a crash mid-write) were cut first."""
+    def reopen(
+        cls, home: Path, session_id: str, redact: Redactor, *, workspace: Path
+    ) -> tuple[Transcript, int]:
+        """Open an existing transcript of `workspace` to append to it, locked; and how
+        many bytes of a torn last line (a crash mid-write) were cut first."""
         path = transcript_path(home, session_id)
         try:
             handle = path.open("r+", encoding="utf-8", errors="backslashreplace")
@@ -126,6 +128,13 @@ class Transcript:
         except OSError as exc:
             raise ConfigError(f"Cannot open the transcript {path}: {exc.strerror}.") from None
         _lock(handle, session_id)
+        header = next(read_transcript(path), {})
+        if header.get("workspace") != str(workspace):
+            handle.close()
+            raise ConfigError(
+                f"Session {session_id} ran in {header.get('workspace')}, not in {workspace}; "
+                "resume it from there (or with -C)."
+            )
         cut = _cut_torn_tail(handle.fileno())
         handle.seek(0, os.SEEK_END)
         transcript = cls(path, session_id, redact)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 from tether.context import overflow
@@ -35,6 +36,7 @@ __all__ = [
     "TestCommand",
     "TestCounts",
     "detect_test_command",
+    "gate_view",
     "parse_summary",
     "resolve_test_command",
     "run_tests_tool",
@@ -44,6 +46,23 @@ __all__ = [
 TAIL_LINES = 60  # of output shown after the summary line
 _MAX_PARSE = 32 << 20  # bytes of a saved log re-read to count every summary line
 _PLAIN = re.compile(r"[\w./+@:%,=-]+")  # a path the model can copy as it stands
+
+
+def gate_view(
+    workspace: Path,
+    configured: str | None,
+    path: str | None,
+    sandboxed: bool,
+    arguments: Mapping[str, object],
+) -> tuple[str, bool]:
+    """What a run_tests call would run, for the permission gate, and whether it may run
+    unasked: exactly the configured command, and only inside a sandbox (a cloned
+    project's own config could name it)."""
+    args = arguments.get("args")
+    found = resolve_test_command(
+        workspace, configured, args if isinstance(args, str) else None, path=path
+    )
+    return found.command, found.exact and sandboxed
 
 
 def run_tests_tool(configured: str | None) -> Tool:

@@ -211,7 +211,7 @@ def _describe(name: str, arguments: str) -> str:
     args = json.loads(arguments) if arguments.strip() else {}
     if not isinstance(args, dict):
         return f"{name} {_cut(arguments, 120)}"
-    main = args.get("command") or args.get("path") or args.get("pattern")
+    main = args.get("command") or args.get("path") or args.get("pattern") or args.get("description")
     if isinstance(main, str) and main:
         rest = {k: v for k, v in args.items() if v is not None and v is not main}
         extra = "  " + " ".join(f"{k}={_short(v)}" for k, v in rest.items()) if rest else ""

@@ -1,0 +1,210 @@
+"""`task`: hand a piece of work to a subagent and get back only its answer.
+
+A subagent is a child `Agent` with a fresh context, its own system prompt, a subset
+of the parent's tools (read-only unless the call asks for more; never `task` or
+`write_todos`), its own turn limit, and the parent's permission gate, sandbox and
+checkpoints. It keeps its own transcript, linked from the parent's by a `subagent`
+entry, so replay sees everything; its usage joins the parent's totals. At its limit
+it is asked once, without tools, for a summary (the loop's ordinary closing call).
+Only the final answer comes back, as the tool result: exploration that would flood
+the parent's context stays in the child's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.errors import ToolError
+from tether.tools.registry import Registry, Tool, ToolContext, tool
+
+if TYPE_CHECKING:
+    from tether.messages import Usage
+    from tether.models.base import Model
+    from tether.observe.redact import Redactor
+    from tether.tools.dispatch import Around
+
+__all__ = ["DEFAULT_TOOLS", "SubagentRunner", "task_tool"]
+
+DEFAULT_TOOLS = ("read_file", "list_files", "search_files", "read_skill")
+NEVER = frozenset({"task", "write_todos"})
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentSetup:
+    """What every child of one session shares with it."""
+
+    home: Path
+    workspace: Path
+    parent_session: str
+    model_name: str
+    system_prompt: str
+    registry: Registry
+    new_model: Callable[[], Model]
+    gate: Callable[[str, dict[str, Any]], str | None] | None
+    around: Around | None
+    redact: Redactor
+    max_turns: int
+    tool_timeout: float
+    window: int
+    soft: float
+    hard: float
+    keep_turns: int
+    price: Callable[[Usage], float | None] | None
+    on_usage: Callable[[Usage], None]
+    link: Callable[[dict[str, Any]], None]
+
+
+class SubagentRunner:
+    """Runs children one per `task` call; `limit` of them at once across the session.
+
+    `setup` is given once the session has built what children share (its gate and
+    checkpoints come after its tool list, of which `task` is part)."""
+
+    def __init__(self, *, limit: int) -> None:
+        self.setup: SubagentSetup | None = None
+        self._slots = threading.BoundedSemaphore(max(1, limit))
+        self._numbers = itertools.count(1)
+        self._gate_lock = threading.Lock()  # one approval question at a time
+
+    def run(self, ctx: ToolContext, description: str, prompt: str, tools: list[str] | None) -> str:
+        if self.setup is None:
+            raise ToolError("subagents are not available in this session")
+        chosen = self._tools(self.setup.registry, tools)
+        with self._slots:
+            return self._run(self.setup, ctx, description, prompt, chosen)
+
+    def _tools(self, registry: Registry, asked: list[str] | None) -> tuple[Tool, ...]:
+        known = {n: t for n in registry.names if n not in NEVER and (t := registry.get(n))}
+        names = [n for n in DEFAULT_TOOLS if n in known] if asked is None else list(asked)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ToolError(
+                f"a subagent cannot have {', '.join(map(repr, unknown))}; it may use "
+                + ", ".join(sorted(known))
+            )
+        return tuple(known[n] for n in dict.fromkeys(names))
+
+    def _run(
+        self,
+        setup: SubagentSetup,
+        ctx: ToolContext,
+        description: str,
+        prompt: str,
+        chosen: tuple[Tool, ...],
+    ) -> str:
+        from tether.agent import Agent, Limits
+        from tether.context.manager import ContextLimits, ContextManager
+        from tether.memory.sessions import Transcript
+        from tether.observe.events import EventBus
+        from tether.tools.dispatch import Dispatcher
+
+        child_id = f"{setup.parent_session}.task{next(self._numbers)}"
+        registry = Registry(chosen)
+        system = _child_prompt(setup.system_prompt, description)
+        transcript = Transcript.create(
+            setup.home,
+            child_id,
+            {
+                "session_id": child_id,
+                "parent_session": setup.parent_session,
+                "description": description,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "model": setup.model_name,
+                "workspace": str(setup.workspace),
+                "tools": [t.name for t in chosen],
+                "system_prompt": system,
+            },
+            setup.redact,
+        )
+        model = setup.new_model()
+        limits = ContextLimits(
+            window=setup.window, soft=setup.soft, hard=setup.hard, keep_turns=setup.keep_turns
+        )
+        agent = Agent(
+            model=model,
+            dispatcher=Dispatcher(
+                registry,
+                ctx,
+                timeout=setup.tool_timeout,
+                gate=self._gate,
+                around=setup.around,
+            ),
+            context=ContextManager(limits, system=system, tools=registry.specs()),
+            system_prompt=system,
+            bus=EventBus(),
+            transcript=transcript,
+            limits=Limits(max_turns=setup.max_turns, price=setup.price),
+            stop=ctx.cancel,
+        )
+        try:
+            result = agent.run(prompt)
+        finally:
+            transcript.close()
+            model.close()
+            setup.on_usage(agent.usage)
+        setup.link(
+            {
+                "type": "subagent",
+                "session_id": child_id,
+                "transcript": str(transcript.path),
+                "description": description,
+                "stop_reason": str(result.stop_reason),
+                "turns": result.turns,
+                "usage": agent.usage.to_dict(),
+            }
+        )
+        if result.error:
+            raise ToolError(f"the subagent ({description}) failed: {result.error}")
+        answer = result.result.strip() or "(the subagent gave no answer)"
+        if result.stop_reason.is_limit:
+            answer = f"[the subagent stopped at a limit: {result.stop_reason}]\n{answer}"
+        return answer
+
+    def _gate(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
+        gate = self.setup.gate if self.setup is not None else None
+        if gate is None:
+            return None
+        with self._gate_lock:
+            return gate(tool_name, arguments)
+
+
+def _child_prompt(parent: str, description: str) -> str:
+    return (
+        f"{parent}\n\nYou are a subagent: another agent handed you one task "
+        f"({description}). Only your final answer goes back to it, so make that answer "
+        "complete and self-contained: what you found, with file paths and line numbers, "
+        "and anything uncertain. Nobody can answer questions; do not ask any."
+    )
+
+
+def task_tool(runner: SubagentRunner) -> Tool:
+    """The task tool; several calls in one turn run at once."""
+
+    @tool
+    def task(
+        ctx: ToolContext, description: str, prompt: str, tools: list[str] | None = None
+    ) -> str:
+        """Hand a self-contained piece of work to a subagent; returns only its final answer.
+
+        Use it for exploration that would otherwise fill your context (searching a
+        large codebase, reading many files, answering a focused question). The
+        subagent starts with no knowledge of this conversation: put everything it
+        needs in the prompt. Several task calls in one reply run at the same time.
+
+        Args:
+            description: a few words naming the task, shown to the user.
+            prompt: the full instructions for the subagent, with what to return.
+            tools: tool names the subagent may use (default: read_file, list_files,
+                search_files, read_skill; add bash or edit tools only when needed).
+        """
+        if not description.strip() or not prompt.strip():
+            raise ToolError("description and prompt must not be empty")
+        return runner.run(ctx, description.strip(), prompt, tools)
+
+    return task

@@ -1,0 +1,149 @@
+"""Subagents through the real CLI: two at once, only their answers come back, all on record."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
+
+SUBAGENT = re.compile(r"one task \(([^)]*)\)")
+
+
+def model(body: dict[str, Any]) -> Turn:
+    """Parent and children share the endpoint; each is told apart by its system prompt."""
+    messages = body["messages"]
+    system = messages[0]["content"]
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    child = SUBAGENT.search(system)
+    if child is not None:
+        name = child[1]  # "look at a.txt"
+        path = name.split()[-1]
+        if not results:
+            time.sleep(0.4)  # long enough that two children overlap only if run together
+            return Turn(text="Reading.", tool_calls=(ScriptedCall("read_file", {"path": path}),))
+        lines = results[0].count("\n")
+        return Turn(text=f"{path} has {lines} lines; it mentions a secret marker.")
+    if not results:
+        calls = tuple(
+            ScriptedCall(
+                "task",
+                {"description": f"look at {p}", "prompt": f"How long is {p}? Answer briefly."},
+            )
+            for p in ("a.txt", "b.txt")
+        )
+        return Turn(text="Delegating.", tool_calls=calls)
+    return Turn(text="Summary: " + " | ".join(results))
+
+
+def test_two_subagents_run_together_and_the_parent_sees_only_their_answers(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "a.txt").write_text("MARKER_ALPHA\n" * 3)
+    (work / "b.txt").write_text("MARKER_BETA\n" * 5)
+    with ScriptedEndpoint([model] * 10) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(
+            ["-p", "How long are a.txt and b.txt?", "--output-format", "json"], cwd=work, env=env
+        )
+        requests = endpoint.requests
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (
+        out["result"].startswith("Summary: a.txt has 3 lines")
+        and "b.txt has 5 lines" in out["result"]
+    )
+    parent = [r for r in requests if not SUBAGENT.search(r.body["messages"][0]["content"])]
+    children = [r for r in requests if SUBAGENT.search(r.body["messages"][0]["content"])]
+    assert len(parent) == 2 and len(children) == 4
+    # Only the answers reached the parent: not a byte of what the children read.
+    assert all("MARKER" not in json.dumps(r.body) for r in parent)
+    assert any("MARKER_ALPHA" in json.dumps(r.body) for r in children)
+    # Together: each child's first request came before either child's second.
+    firsts = sorted(r.received_at for r in children)[:2]
+    seconds = sorted(r.received_at for r in children)[2:]
+    assert max(firsts) < min(seconds)
+    # Children have read-only tools, and no task tool (no recursion).
+    child_tools = {t["function"]["name"] for t in children[0].body["tools"]}
+    assert child_tools == {"read_file", "list_files", "search_files"}
+    # On record: one transcript each, linked from the parent's; usage rolled up.
+    sessions = tmp_path / "state" / "sessions"
+    parent_file = next(p for p in sessions.glob("*.jsonl") if ".task" not in p.name)
+    entries = [json.loads(line) for line in parent_file.read_text().splitlines()]
+    links = [e for e in entries if e["type"] == "subagent"]
+    assert sorted(e["description"] for e in links) == ["look at a.txt", "look at b.txt"]
+    child_input = 0
+    for link in links:
+        child = [json.loads(line) for line in Path(link["transcript"]).read_text().splitlines()]
+        assert child[0]["parent_session"] == out["session_id"]
+        assert any("MARKER" in json.dumps(e) for e in child)
+        assert link["stop_reason"] == "completed"
+        child_input += link["usage"]["input_tokens"]
+    own = sum(
+        e["usage"]["input_tokens"] for e in entries if e.get("type") == "message" and "usage" in e
+    )
+    assert child_input > 0 and out["usage"]["input_tokens"] == own + child_input
+    listed = subprocess.run(
+        [sys.executable, "-m", "tether", "sessions", "--json"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [s["session_id"] for s in json.loads(listed.stdout)] == [out["session_id"]]
+
+
+def test_a_subagent_asking_for_tools_it_cannot_have_is_refused(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    script = [
+        Turn(
+            text="Delegating.",
+            tool_calls=(
+                ScriptedCall(
+                    "task", {"description": "x", "prompt": "y", "tools": ["task", "nope"]}
+                ),
+            ),
+        ),
+        Turn(text="ok"),
+    ]
+    with ScriptedEndpoint(script) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "go"], cwd=work, env=env)
+        (result,) = [m for m in endpoint.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot have 'task', 'nope'" in result["content"] and "read_file" in result["content"]
+
+
+def test_a_subagent_at_its_turn_limit_is_asked_once_for_a_summary(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    (work / ".tether").mkdir(parents=True)
+    (work / ".tether/config.toml").write_text("[subagents]\nmax_turns = 1\n")
+    (work / "a.txt").write_text("MARKER_ALPHA\n")
+
+    def limited(body: dict[str, Any]) -> Turn:
+        if body.get("tool_choice") == "none":
+            return Turn(text="Partial: I read a.txt only.")
+        return model(body)
+
+    with ScriptedEndpoint([limited] * 10) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "go", "--output-format", "json"], cwd=work, env=env)
+        summary_requests = [r for r in endpoint.requests if r.body.get("tool_choice") == "none"]
+    assert proc.returncode == 0, proc.stderr
+    assert len(summary_requests) == 2  # one per child (the parent sends two tasks), once each
+    result = json.loads(proc.stdout)["result"]
+    assert "[the subagent stopped at a limit: max_turns]" in result
+    assert "Partial: I read a.txt only." in result
