@@ -22,8 +22,9 @@ from tether import __version__
 from tether.agent import Agent, Limits, RunResult
 from tether.config import Settings, public_endpoint
 from tether.context.manager import ContextLimits, ContextManager
-from tether.context.system_prompt import build_system_prompt
+from tether.context.system_prompt import session_prompt
 from tether.errors import ConfigError
+from tether.memory.instructions import config_home
 from tether.memory.resume import Resumed, resume_state
 from tether.memory.sessions import Transcript, new_session_id, read_transcript
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
@@ -49,6 +50,7 @@ from tether.sandbox.workspace import Workspace
 from tether.tools.builtin import builtin_tools
 from tether.tools.dispatch import Dispatcher
 from tether.tools.registry import Registry, ToolContext
+from tether.tools.skills import read_skill_tool
 from tether.tools.task import SubagentRunner, SubagentSetup, task_tool
 from tether.tools.tests import gate_view, run_tests_tool
 from tether.tools.todos import TodoList, write_todos_tool
@@ -82,7 +84,13 @@ class Session:
         self.redact = Redactor([settings.api_key])
         self.resumed: Resumed | None = None
         # Decided first: a run that may not start must not leave a transcript behind.
-        system_prompt = build_system_prompt(settings.workspace)
+        env = os.environ if environ is None else environ
+        prompt = session_prompt(
+            settings.workspace,
+            config_home=config_home(env),
+            max_bytes=settings.instructions_max_bytes,
+        )
+        system_prompt = prompt.text
         if resume is not None:
             self.transcript, torn = Transcript.reopen(
                 settings.home, resume, self.redact, workspace=settings.workspace
@@ -91,9 +99,11 @@ class Session:
             system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
         self.todos = TodoList()
         self.subagents = SubagentRunner(limit=settings.subagent_concurrency)
+        skills = (read_skill_tool(prompt.skills),) if prompt.skills.skills else ()
         tools = (
             *builtin_tools(),
             run_tests_tool(settings.test_command),
+            *skills,
             write_todos_tool(self.todos, self._todos_changed),
         )
         registry = Registry((*tools, task_tool(self.subagents)))
@@ -144,9 +154,10 @@ class Session:
                 },
                 self.redact,
             )
-        env = os.environ if environ is None else environ
         overflow = settings.home / "sessions" / self.session_id / "overflow"
         workspace = Workspace(settings.workspace, reserved=(settings.home,))
+        if prompt.skills.roots:  # user-level skills: read_file may open their files
+            workspace = workspace.with_readable(*prompt.skills.roots)
         writable = tuple(
             (workspace.root / Path(p).expanduser()).resolve() for p in settings.allow_write
         )

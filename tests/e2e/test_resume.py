@@ -96,12 +96,13 @@ def trial(cli_env: dict[str, str], root: Path, how: str, seed: int) -> dict[str,
             for token in (f"{k}-{h}" for k, h in WROTE.findall(line))
             if '"role":"tool"' in line
         ]
-        resumed = 0
+        resumed, continued = 0, False
         while True:
             resumed += 1
             assert resumed <= 3, "--continue did not finish the task"
             # Killed before its transcript existed: there is nothing to continue yet.
             again = ["--continue"] if list((state / "sessions").glob("*.jsonl")) else []
+            continued = continued or bool(again)
             done = tether(env, work, *again, "-p", "Continue.", "--output-format", "json")
             out, err = done.communicate(timeout=60)
             assert done.returncode == 0, err
@@ -109,7 +110,13 @@ def trial(cli_env: dict[str, str], root: Path, how: str, seed: int) -> dict[str,
                 break
         last = json.dumps(endpoint.requests[-1].body["messages"])
     lines = (work / "log.txt").read_text().split() if (work / "log.txt").exists() else []
-    return {"recorded": recorded, "lines": lines, "last": last, "state": state}
+    return {
+        "recorded": recorded,
+        "lines": lines,
+        "last": last,
+        "state": state,
+        "continued": continued,
+    }
 
 
 @pytest.mark.parametrize(
@@ -140,7 +147,9 @@ def test_kill_9_then_continue_loses_no_turn_and_runs_nothing_twice(
     files = list((got["state"] / "sessions").glob("*.jsonl"))
     assert len(files) == 1
     entries = [json.loads(line) for line in files[0].read_text().splitlines()]
-    assert entries[0]["type"] == "header" and any(e["type"] == "resume" for e in entries)
+    assert entries[0]["type"] == "header"
+    # (A kill before the transcript existed leaves nothing to continue: a fresh start.)
+    assert any(e["type"] == "resume" for e in entries) == got["continued"]
 
 
 def test_a_torn_last_line_is_cut_and_an_interrupted_call_closed(

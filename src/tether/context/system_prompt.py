@@ -8,9 +8,15 @@ tail of the conversation instead.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["build_system_prompt"]
+if TYPE_CHECKING:
+    from tether.memory.instructions import Instructions
+    from tether.memory.skills import SkillIndex
+
+__all__ = ["SessionPrompt", "build_system_prompt", "session_prompt"]
 
 _BASE = """\
 You are tether, a coding agent working inside a software project on the user's machine.
@@ -49,3 +55,24 @@ def _platform() -> str:
     except AttributeError:  # not POSIX
         return os.name
     return f"{info.sysname} {info.machine}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPrompt:
+    """The system prompt and what went into it (for doctor, read_skill and notices)."""
+
+    text: str
+    instructions: Instructions
+    skills: SkillIndex
+
+
+def session_prompt(workspace: Path, *, config_home: Path, max_bytes: int) -> SessionPrompt:
+    """The session's prompt: the fixed part, the project's instructions (AGENTS.md),
+    and the index of skills (their bodies load on demand through read_skill)."""
+    from tether.memory.instructions import load_instructions
+    from tether.memory.skills import discover_skills, index_text
+
+    instructions = load_instructions(workspace, config_home=config_home, max_bytes=max_bytes)
+    skills = discover_skills(workspace, config_home=config_home)
+    extra = "\n\n".join(t for t in (instructions.text, index_text(skills)) if t)
+    return SessionPrompt(build_system_prompt(workspace, extra=extra), instructions, skills)

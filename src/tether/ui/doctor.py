@@ -1,8 +1,10 @@
 """`tether doctor` and `tether sandbox exec`: see what tether sees, try what it does.
 
 Doctor reports each sandbox backend (works, or why not), the one a run would use,
-the endpoint configuration without secrets, and the paths in use. `sandbox exec`
-runs one command exactly as the agent's `bash` tool would, to try the sandbox by hand.
+the endpoint configuration without secrets, the paths in use, and the project
+instructions and skills a session would load (with what is wrong with them).
+`sandbox exec` runs one command exactly as the agent's `bash` tool would, to try the
+sandbox by hand.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -17,6 +20,8 @@ from typing import TextIO
 from tether import __version__
 from tether.config import Settings, public_endpoint
 from tether.errors import ConfigError
+from tether.memory.instructions import config_home, load_instructions
+from tether.memory.skills import discover_skills, skill_search_paths
 from tether.sandbox.base import SandboxPolicy, protected_paths
 from tether.sandbox.choose import backend, choose
 from tether.sandbox.environment import tool_environment
@@ -26,7 +31,8 @@ from tether.sandbox.limits import ProcessLimits
 __all__ = ["doctor", "sandbox_exec"]
 
 
-def doctor(settings: Settings, out: TextIO) -> int:
+def doctor(settings: Settings, out: TextIO, *, environ: Mapping[str, str] | None = None) -> int:
+    """`environ`: where to find the user's config home (default: this process's)."""
     choice = choose(settings.sandbox, settings.home, refresh=True)
     w = out.write
     w(f"tether {__version__} · python {sys.version.split()[0]} at {sys.executable}\n\n")
@@ -77,7 +83,39 @@ def doctor(settings: Settings, out: TextIO) -> int:
     if not settings.config_files:
         w("  config    (none: ~/.config/tether/config.toml, .tether/config.toml)\n")
     w(f"  mode      {settings.permission_mode}; {len(settings.rules.rules)} permission rules\n")
+    home = config_home(os.environ if environ is None else environ)
+    _instructions(settings, home, w)
+    _skills(settings, home, w)
     return 0
+
+
+def _instructions(settings: Settings, home: Path, w: Callable[[str], object]) -> None:
+    loaded = load_instructions(
+        settings.workspace, config_home=home, max_bytes=settings.instructions_max_bytes
+    )
+    w(f"\ninstructions (at most {settings.instructions_max_bytes:,} bytes)\n")
+    for f in loaded.files:
+        state = "" if not f.cut else "  not loaded" if f.used == 0 else f"  cut to {f.used:,}"
+        w(f"  {f.path} ({f.size:,} bytes){state}\n")
+    if not loaded.files:
+        w("  (none: AGENTS.md or CLAUDE.md in the repository, ~/.config/tether/AGENTS.md)\n")
+    for note in loaded.notes:
+        w(f"  note: {note}\n")
+
+
+def _skills(settings: Settings, home: Path, w: Callable[[str], object]) -> None:
+    index = discover_skills(settings.workspace, config_home=home)
+    w("\nskills\n")
+    width = max((len(s.name) for s in index.skills), default=0)
+    for skill in index.skills:
+        w(f"  {skill.name:{width}}  {skill.path}\n")
+    if not index.skills:
+        where = ", ".join(
+            str(p) + "/*/SKILL.md" for p in skill_search_paths(settings.workspace, home)
+        )
+        w(f"  (none: {where})\n")
+    for problem in index.problems:
+        w(f"  problem: {problem}\n")
 
 
 def sandbox_exec(
