@@ -25,7 +25,6 @@ from tether.context.manager import ContextLimits, ContextManager
 from tether.context.system_prompt import session_prompt
 from tether.errors import ConfigError
 from tether.memory.instructions import config_home
-from tether.memory.resume import Resumed, resume_state
 from tether.memory.sessions import Transcript, new_session_id, read_transcript
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
@@ -57,6 +56,7 @@ from tether.tools.todos import TodoList, write_todos_tool
 
 if TYPE_CHECKING:
     from tether.memory.checkpoints import RestoreResult
+    from tether.memory.resume import Resumed
 
 __all__ = ["Session"]
 
@@ -95,6 +95,8 @@ class Session:
             self.transcript, torn = Transcript.reopen(
                 settings.home, resume, self.redact, workspace=settings.workspace
             )
+            from tether.memory.resume import resume_state
+
             self.resumed = resumed = resume_state(list(read_transcript(self.transcript.path)))
             system_prompt = str(resumed.header.get("system_prompt") or system_prompt)
         self.todos = TodoList()

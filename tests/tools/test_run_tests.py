@@ -20,13 +20,13 @@ from tether.sandbox.base import Sandbox, SandboxPolicy, protected_paths
 from tether.sandbox.choose import backend
 from tether.sandbox.environment import tool_environment
 from tether.tools.registry import ToolContext
-from tether.tools.tests import (
+from tether.tools.test_command import (
     TestCommand,
     detect_test_command,
     resolve_test_command,
-    run_tests_tool,
     runner_of,
 )
+from tether.tools.tests import run_tests_tool
 
 if TYPE_CHECKING:
     from conftest import Harness
