@@ -91,7 +91,7 @@ def test_stubs_and_compactions_are_counted_in_json(
     with ScriptedEndpoint(summarizing(reading(project, 30, 1500))) as endpoint:
         env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
         args = ["-p", "Read the modules", "--permission-mode", "auto", "--output-format", "json"]
-        args += ["--context-window", "12000"]
+        args += ["--context-window", "16000"]
         proc = run_cli(args, cwd=project, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     context = json.loads(proc.stdout)["context"]
@@ -99,9 +99,9 @@ def test_stubs_and_compactions_are_counted_in_json(
     stubs = sum(1 for e in entries if e["type"] == "context" and e.get("action") == "stub")
     compactions = sum(1 for e in entries if e["type"] == "compaction")
     assert compactions >= 1 and stubs >= 1
-    assert context["window"] == 12000
+    assert context["window"] == 16000
     assert (context["compactions"], context["stubbed"]) == (compactions, stubs)
-    assert 0 < context["last_request_tokens"] < 12000
+    assert 0 < context["last_request_tokens"] < 16000
 
 
 def test_stream_json_carries_a_turn_usage_event_per_response(

@@ -73,7 +73,7 @@ def test_a_small_window_stubs_then_compacts_and_keeps_the_users_words(
 ) -> None:
     project = tmp_path / "p"
     project.mkdir()
-    window = 12000
+    window = 16000
     with ScriptedEndpoint(responder(reading_turns(project, 40, 1500))) as endpoint:
         env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
         args = ["-p", TASK, "--permission-mode", "auto", "--output-format", "json"]
