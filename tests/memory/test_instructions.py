@@ -186,3 +186,20 @@ def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path, conf: Path) -> None:
 def test_config_home_follows_xdg_then_home() -> None:
     assert config_home({"HOME": "/h"}) == Path("/h/.config")
     assert config_home({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == Path("/x")
+
+
+def test_a_repository_file_leading_outside_is_not_read(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("SECRETKEYMATERIAL\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").symlink_to(home / ".ssh" / "id_rsa")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "CLAUDE.md").symlink_to("/proc/self/environ")
+    (repo / "sub" / "AGENTS.md").symlink_to(repo / "NOTES.md")  # inside: fine
+    (repo / "NOTES.md").write_text("Inside the repository.\n")
+    found = load_instructions(repo / "sub", config_home=home / ".config", max_bytes=10_000)
+    assert "SECRETKEYMATERIAL" not in found.text
+    assert "Inside the repository." in found.text
+    assert any("AGENTS.md: leads outside the repository" in n for n in found.notes)

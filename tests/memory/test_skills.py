@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def test_bad_skills_are_reported_by_file_and_skipped(ws: Path, conf: Path) -> No
         "and single hyphens, not starting or ending with a hyphen",
         f"{base}/nodesc/SKILL.md": "missing description",
         f"{base}/noname/SKILL.md": "missing name",
-        f"{base}/number/SKILL.md": "name must be text, got 42",
+        f"{base}/number/SKILL.md": "name must be text, got int",
         f"{base}/plain/SKILL.md": "no front matter (a block between '---' lines at the top)",
         f"{base}/unclosed/SKILL.md": "no front matter (a block between '---' lines at the top)",
         f"{base}/upper/SKILL.md": "bad name 'Upper_Case': use 1-64 lowercase letters, digits "
@@ -164,7 +165,10 @@ def test_roots_are_the_skill_folders_outside_the_workspace(
     (ws / ".agents/skills").mkdir(parents=True)
     (ws / ".agents/skills/linked").symlink_to(tmp_path / "shared/linked")
     index = discover_skills(ws, config_home=conf)
-    assert index.roots == (tmp_path / "shared/linked", conf / "tether/skills/mine")
+    # A workspace's skill may not lead out of it (a cloned repository could point at
+    # the user's files); shared skills belong in ~/.config/tether/skills.
+    assert index.roots == (conf / "tether/skills/mine",)
+    assert any("linked/SKILL.md: leads outside the workspace" in p for p in index.problems)
 
 
 def test_none_found_no_text_and_no_yaml_import(ws: Path, conf: Path) -> None:
@@ -179,3 +183,14 @@ def test_none_found_no_text_and_no_yaml_import(ws: Path, conf: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_yaml_aliases_are_refused_before_they_can_expand(ws: Path, conf: Path) -> None:
+    folder = ws / ".tether/skills/bomb"
+    folder.mkdir(parents=True)
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"{c}: &{c} [{', '.join(['*' + p] * 9)}]" for p, c in itertools.pairwise("abcdefgh")]
+    (folder / "SKILL.md").write_text("---\n" + "\n".join(levels) + "\nname: *h\n---\nbody\n")
+    index = discover_skills(ws, config_home=conf)
+    assert index.skills == ()
+    assert any("aliases (*name) are not allowed" in p for p in index.problems)

@@ -112,11 +112,18 @@ def load_instructions(workspace: Path, *, config_home: Path, max_bytes: int) -> 
     notes: list[str] = []
     found: list[tuple[Path, str, bytes, int]] = []  # document order
     seen: set[str] = set()
+    user_file = config_home / "tether" / "AGENTS.md"
+    repository = Path(os.path.realpath(_repository_root(workspace) or workspace))
     for path, label in _candidates(workspace, config_home):
         real = os.path.realpath(path)
         if real in seen:
             continue  # e.g. sub/AGENTS.md -> ../AGENTS.md: one copy is enough
         seen.add(real)
+        if path != user_file and not Path(real).is_relative_to(repository):
+            # A cloned repository's AGENTS.md -> ~/.ssh/id_rsa would put the user's
+            # secrets in the prompt sent to the provider: only files inside it count.
+            notes.append(f"{label}: leads outside the repository; not read")
+            continue
         try:
             data, size = read_regular(path, max_bytes + 1)  # +1: is a cut mid-character?
         except NotReadable as exc:

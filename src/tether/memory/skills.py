@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,12 @@ def discover_skills(workspace: Path, *, config_home: Path) -> SkillIndex:
     found = [p for root in skill_search_paths(workspace, config_home) for p in _skill_files(root)]
     problems: list[str] = []
     by_name: dict[str, Skill] = {}
+    inside = Path(os.path.realpath(workspace))
     for path in found:
+        if path.is_relative_to(workspace) and not _within(path, inside):
+            # A cloned repository's SKILL.md may not point at the user's own files.
+            problems.append(f"{path}: leads outside the workspace; not read")
+            continue
         skill = _load(path, problems)
         if skill is None:
             continue
@@ -101,6 +107,10 @@ def discover_skills(workspace: Path, *, config_home: Path) -> SkillIndex:
         by_name[skill.name] = skill
     skills = tuple(sorted(by_name.values(), key=lambda s: s.name))
     return SkillIndex(skills=skills, problems=tuple(problems), workspace=workspace)
+
+
+def _within(path: Path, root: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(root)
 
 
 def index_text(index: SkillIndex) -> str:
@@ -176,11 +186,12 @@ def _load(path: Path, problems: list[str]) -> Skill | None:
 
 
 def _parse_yaml(source: str) -> dict[str, Any] | str:
-    """The front matter as a mapping, or what is wrong with it."""
+    """The front matter as a mapping, or what is wrong with it. Aliases are refused:
+    a few hundred bytes of nested aliases expand to gigabytes (a "billion laughs")."""
     import yaml  # ~11 ms: only once a SKILL.md exists
 
     try:
-        meta = yaml.safe_load(source)
+        meta = yaml.load(source, Loader=_no_alias_loader())  # a SafeLoader, minus aliases
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for the '---'
@@ -193,12 +204,29 @@ def _parse_yaml(source: str) -> dict[str, Any] | str:
     return meta
 
 
+@cache
+def _no_alias_loader() -> Any:
+    """yaml's SafeLoader, refusing aliases (made once; yaml loads on first use)."""
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases (*name) are not allowed in front matter", mark
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
 def _fields(name: object, description: object) -> tuple[str, str] | str:
     """The name and description if they follow the format, else what is wrong."""
     if name is None or name == "":
         return "missing name"
     if not isinstance(name, str):
-        return f"name must be text, got {name!r}"
+        return f"name must be text, got {type(name).__name__}"
     if len(name) > _MAX_NAME or not _NAME.fullmatch(name):
         return (
             f"bad name {name[:80]!r}: use 1-{_MAX_NAME} lowercase letters, digits and "
