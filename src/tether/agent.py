@@ -44,8 +44,8 @@ from tether.observe.events import (
     TurnUsage,
     UserMessage,
 )
-from tether.run_limits import Limits, RunResult, limit_hit
-from tether.tools.dispatch import Dispatcher, Interrupted
+from tether.run_limits import Limits, RunResult, limit_hit, remaining
+from tether.tools.dispatch import Dispatcher, Interrupted, batches, run_together
 
 if TYPE_CHECKING:
     from tether.context.manager import ContextManager
@@ -80,6 +80,7 @@ class Agent:
         self._stop = stop
         self._parallel = max(1, parallel)
         self._usage_lock = threading.Lock()
+        self._run_usage = Usage()  # the current run's, for budget()
         self.model = model
         self.context = context
         self._side_usage = Usage()  # spent on handoff summaries, counted into the run
@@ -116,6 +117,7 @@ class Agent:
                 if self._stop is not None and self._stop.is_set():
                     why = "stopped: the task was abandoned (its time ran out, or Ctrl-C)"
                     return self._finish(StopReason.INTERRUPTED, "", turns, usage, start, why)
+                self._run_usage = usage
                 limit = limit_hit(self.limits, turns, usage, start)
                 if limit is not None:
                     break
@@ -130,6 +132,7 @@ class Agent:
                         StopReason.COMPLETED, response.message.content, turns, usage, start
                     )
                 self._execute_all(response.message.tool_calls)
+                usage += self._take_side_usage()  # subagents' spend counts for the limits now
                 note = self.reminder() if self.reminder is not None else None
                 if note:  # at the tail, never in the system prompt (the prefix stays put)
                     self._append(Message.user(note), reminder=True)
@@ -137,6 +140,9 @@ class Agent:
         except ProviderError as exc:
             if self._deadline is None or time.monotonic() < self._deadline:
                 bad_format = isinstance(exc, ToolFormatError)
+                if isinstance(exc, ToolFormatError) and isinstance(exc.usage, Usage):
+                    self.add_usage(exc.usage)  # the unreadable replies were paid for
+                    usage += self._take_side_usage()
                 why = StopReason.TOOL_FORMAT if bad_format else StopReason.PROVIDER_ERROR
                 return self._finish(why, "", turns, usage, start, str(exc))
             limit = (StopReason.TIMEOUT, f"the time limit ({timeout:g} s) was reached")
@@ -194,8 +200,7 @@ class Agent:
             deadline=self._deadline,
         )
         response = self.model.complete(request, _quiet(self.bus.emit))
-        self._side_usage += response.usage
-        self.usage += response.usage
+        self.add_usage(response.usage)
         reply = scrub_message(response.message)
         summary = reply.content.strip()
         if not summary or reply.tool_calls:  # "let me check first" is no handoff summary
@@ -203,7 +208,8 @@ class Agent:
         return summary
 
     def _take_side_usage(self) -> Usage:
-        taken, self._side_usage = self._side_usage, Usage()
+        with self._usage_lock:  # a subagent abandoned to its thread may still add
+            taken, self._side_usage = self._side_usage, Usage()
         return taken
 
     def _call_model(
@@ -228,8 +234,9 @@ class Agent:
         message = scrub_message(response.message)
         if message is not response.message:
             response = replace(response, message=message)
-        self.usage += u + response.side_usage
-        self._side_usage += response.side_usage  # in the run's total, not the context's size
+        with self._usage_lock:
+            self.usage += u
+        self.add_usage(response.side_usage)  # in the run's total, not the context's size
         price = self.limits.price
         paid = u + response.side_usage
         cost, total = (price(paid), price(self.usage)) if price is not None else (None, None)
@@ -254,6 +261,10 @@ class Agent:
         except Exception:
             return None
 
+    def budget(self) -> tuple[int | None, float | None, float | None]:
+        """What is left of the run's tokens, cost (USD) and time (s), for a subagent."""
+        return remaining(self.limits, self._run_usage + self._side_usage, self._deadline)
+
     def add_usage(self, usage: Usage) -> None:
         """Usage spent on the session's behalf elsewhere (a subagent), from any thread."""
         with self._usage_lock:
@@ -262,32 +273,25 @@ class Agent:
 
     def _execute_all(self, calls: tuple[ToolCall, ...]) -> None:
         """Each call in order, except that a run of `task` calls goes out at once."""
-        index = 0
-        while index < len(calls):
-            end = index
-            while end < len(calls) and calls[end].name == "task":
-                end += 1
-            if end - index > 1:
-                self._execute_together(calls[index:end])
-                index = end
+        for batch in batches(calls):
+            if len(batch) > 1:
+                self._execute_together(batch)
             else:
-                self._execute(calls[index])
-                index += 1
+                self._execute(batch[0])
 
     def _execute_together(self, calls: tuple[ToolCall, ...]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+        """Run `calls` on threads; Ctrl-C stops them all (each still gets its result)."""
         for call in calls:
             self.bus.emit(ToolStarted(call))
         began = time.monotonic()
         remaining = None if self._deadline is None else max(0.0, self._deadline - began)
-        with ThreadPoolExecutor(min(self._parallel, len(calls)), "tether-task") as pool:
-            futures = [pool.submit(self.dispatcher.execute, c, timeout=remaining) for c in calls]
-            results = [f.result() for f in futures]
+        results, interrupted = run_together(self.dispatcher, calls, remaining, self._parallel)
         duration = time.monotonic() - began
         for call, result in zip(calls, results, strict=True):
             self._append(Message.tool(result), duration_s=round(duration, 6))
             self.bus.emit(ToolFinished(call, result, duration))
+        if interrupted:
+            raise KeyboardInterrupt
 
     def _execute(self, call: ToolCall) -> None:
         """Run one call and append its result (with how long it took)."""

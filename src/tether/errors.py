@@ -19,6 +19,8 @@ boundary, into a message and an exit code. Model-caused failures inside a tool a
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "EXIT_CONFIG",
     "EXIT_INTERNAL",
@@ -100,8 +102,13 @@ class ToolFormatError(ProviderError):
     """A model without native tools kept writing tool calls that could not be read.
 
     Raised by the text protocol after its requests to restate the call ran out; the
-    message says what was wrong and how many replies were tried.
+    message says what was wrong and how many replies were tried. `usage` is what
+    those replies cost (a `messages.Usage`), so the run's totals still count it.
     """
+
+    def __init__(self, message: str, *, usage: Any = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class TransientError(ProviderError):

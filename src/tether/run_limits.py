@@ -14,7 +14,7 @@ from tether.errors import EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_PROVIDER
 from tether.messages import StopReason, Usage
 from tether.observe.accounting import ContextStats
 
-__all__ = ["Limits", "RunResult", "limit_hit"]
+__all__ = ["Limits", "RunResult", "limit_hit", "remaining"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +70,17 @@ def limit_hit(
     if limits.timeout is not None and time.monotonic() - start >= limits.timeout:
         return StopReason.TIMEOUT, f"the time limit ({limits.timeout:g} s) was reached"
     return None
+
+
+def remaining(
+    limits: Limits, spent: Usage, deadline: float | None
+) -> tuple[int | None, float | None, float | None]:
+    """What is left of the tokens, cost (USD) and seconds (None: no limit), never zero
+    or less: a subagent given what is left stops at its first check."""
+    tokens = None if limits.max_tokens is None else max(1, limits.max_tokens - spent.total_tokens)
+    priced = limits.price(spent) if limits.price is not None else None
+    cost = (
+        None if limits.max_cost is None or priced is None else max(1e-9, limits.max_cost - priced)
+    )
+    left = None if deadline is None else max(0.001, deadline - time.monotonic())
+    return tokens, cost, left

@@ -249,7 +249,6 @@ class Session:
             registry=Registry(tools),
             new_model=subagent_model or partial(build_model, settings, self.model_info),
             gate=self.gate.check,
-            around=None if self.checkpoints is None else self.checkpoints.around,
             redact=self.redact,
             max_turns=settings.subagent_max_turns,
             tool_timeout=settings.tool_timeout,
@@ -260,6 +259,7 @@ class Session:
             price=partial(cost_usd, self.model_info),
             on_usage=self.agent.add_usage,
             link=self.transcript.append,
+            budget=self.agent.budget,
         )
         if self.resumed is not None:
             self.agent.messages = list(self.resumed.messages)

@@ -260,3 +260,39 @@ def test_continue_without_a_session_and_resume_of_another_workspace_fail_clearly
     )
     assert proc.returncode == 3 and "No session nope" in proc.stderr
     assert os.listdir(b) == []
+
+
+def test_resume_refuses_paths_and_subagent_sessions_and_continue_skips_empty_ones(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work, state = tmp_path / "work", tmp_path / "state"
+    work.mkdir()
+    with ScriptedEndpoint([Turn(text="The word is PAPAYA."), Turn(text="It was PAPAYA.")]) as ep:
+        env = {**cli_env, "TETHER_BASE_URL": ep.url, "TETHER_HOME": str(state)}
+
+        def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "tether", *args],
+                cwd=work,
+                env=env,
+                input=stdin,
+                capture_output=True,
+                text=True,
+            )
+
+        assert run("-p", "remember a word").returncode == 0
+        assert run(stdin="").returncode == 0  # opened and left at once: an empty session
+        answer = run("--continue", "-p", "what was the word?", "--output-format", "json")
+        sent = [m["content"] for m in ep.requests[-1].body["messages"] if m["role"] == "user"]
+    assert answer.returncode == 0, answer.stderr
+    assert sent == ["remember a word", "what was the word?"]  # not the empty one
+    for bad in ("../../etc/passwd", "/tmp/x", "a/b"):
+        proc = run("--resume", bad, "-p", "x")
+        assert proc.returncode == 3 and "is not a session id" in proc.stderr, proc.stderr
+    sessions = state / "sessions"
+    child = sessions / "20990101-000000-abcdef.task1.jsonl"
+    child.write_text(
+        json.dumps({"type": "header", "parent_session": "p1", "workspace": str(work)}) + "\n"
+    )
+    proc = run("--resume", child.stem, "-p", "x")
+    assert proc.returncode == 3 and "is a subagent's" in proc.stderr

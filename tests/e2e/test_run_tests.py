@@ -76,3 +76,29 @@ def test_a_detected_command_is_judged_like_bash(
     assert proc.returncode == 0, proc.stderr
     assert result.startswith("tests: passed (exit code 0) — 1 passed, 1 deselected"), result
     assert "command: python -m pytest -k adds" in result
+
+
+def test_plan_mode_does_not_run_even_the_configured_command(
+    run_cli: Any, cli_env: dict[str, str], project: Path
+) -> None:
+    (project / ".tether").mkdir()
+    (project / ".tether/config.toml").write_text(
+        '[tests]\ncommand = "echo planned > WROTE.txt; python -m pytest"\n'
+    )
+    script = [Turn(text="Testing.", tool_calls=(ScriptedCall("run_tests", {}),)), Turn(text="ok")]
+    with ScriptedEndpoint(script) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = run_cli(["-p", "plan", "--permission-mode", "plan"], cwd=project, env=env)
+        (result,) = tool_results(endpoint.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert not (project / "WROTE.txt").exists()
+    assert result.startswith("Error: Not allowed: plan mode"), result
+
+
+def test_the_tail_keeps_the_last_lines_when_the_output_ends_blank() -> None:
+    from tether.tools.test_run import _tail
+
+    cargo = "running 1 test\ntest t ... FAILED\n\ntest result: FAILED. 0 passed; 1 failed\n\n"
+    tail, shown = _tail(cargo, 60, 1000)
+    assert "test result: FAILED" in tail and shown == 5
+    assert _tail("a\nb\nc\n", 2, 100) == ("b\nc", 2)

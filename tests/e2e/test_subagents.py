@@ -147,3 +147,128 @@ def test_a_subagent_at_its_turn_limit_is_asked_once_for_a_summary(
     result = json.loads(proc.stdout)["result"]
     assert "[the subagent stopped at a limit: max_turns]" in result
     assert "Partial: I read a.txt only." in result
+
+
+def sleepy(marker_dir: Path) -> Any:
+    """Parent: two tasks allowed bash; each child runs a long command, then answers."""
+
+    def step(body: dict[str, Any]) -> Turn:
+        messages = body["messages"]
+        child = SUBAGENT.search(messages[0]["content"])
+        results = [m for m in messages if m["role"] == "tool"]
+        if body.get("tool_choice") == "none":
+            return Turn(text="Summary.")
+        if child is not None:
+            if results:
+                return Turn(text="Child done.")
+            name = child[1].split()[-1]
+            command = f"touch {marker_dir}/started-{name}; sleep 30; touch {marker_dir}/ran-{name}"
+            return Turn(text="Working.", tool_calls=(ScriptedCall("bash", {"command": command}),))
+        if results:
+            return Turn(text="Parent done.")
+        calls = tuple(
+            ScriptedCall("task", {"description": f"work {n}", "prompt": "Work.", "tools": ["bash"]})
+            for n in ("one", "two")
+        )
+        return Turn(text="Delegating.", tool_calls=calls)
+
+    return step
+
+
+def test_ctrl_c_stops_subagents_running_at_once_and_every_call_gets_a_result(
+    spawn_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    import signal
+
+    work = tmp_path / "w"
+    work.mkdir()
+    with ScriptedEndpoint([sleepy(work)] * 12) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = spawn_cli(["-p", "go", "--permission-mode", "auto"], cwd=work, env=env)
+        deadline = time.monotonic() + 30
+        while len(list(work.glob("started-*"))) < 2:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out, err = proc.communicate(timeout=30)
+                raise AssertionError(f"children never started: {proc.returncode} {out} {err}")
+            time.sleep(0.05)
+        began = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        took = time.monotonic() - began
+    assert proc.returncode == 130
+    assert took < 10, took  # not the children's 30 s
+    time.sleep(0.5)
+    assert not list(work.glob("ran-*"))  # their commands were stopped, not orphaned
+    parent = next(
+        p for p in (tmp_path / "state" / "sessions").glob("*.jsonl") if ".task" not in p.name
+    )
+    entries = [json.loads(line) for line in parent.read_text().splitlines()]
+    calls = [
+        c["id"]
+        for e in entries
+        if e["type"] == "message"
+        for c in e["message"].get("tool_calls", [])
+    ]
+    results = [
+        e["message"]["tool_call_id"]
+        for e in entries
+        if e["type"] == "message" and e["message"]["role"] == "tool"
+    ]
+    assert sorted(calls) == sorted(results) and len(calls) == 2
+
+
+def test_a_subagent_spends_from_the_parents_token_budget(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+
+    def busy(body: dict[str, Any]) -> Turn:
+        messages = body["messages"]
+        if body.get("tool_choice") == "none":
+            return Turn(text="Stopped early.")
+        if SUBAGENT.search(messages[0]["content"]):
+            return Turn(text="More.", tool_calls=(ScriptedCall("list_files", {}),))
+        if any(m["role"] == "tool" for m in messages):
+            return Turn(text="Parent done.")
+        one = {"description": "look around", "prompt": "Keep looking."}
+        return Turn(text="Delegating.", tool_calls=(ScriptedCall("task", one),))
+
+    with ScriptedEndpoint([busy] * 60) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        args = ["-p", "go", "--max-tokens", "20000", "--output-format", "json"]
+        proc = run_cli(args, cwd=work, env=env)
+        child_requests = [
+            r for r in endpoint.requests if SUBAGENT.search(r.body["messages"][0]["content"])
+        ]
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 5 and out["stop_reason"] == "max_tokens", proc.stderr
+    assert len(child_requests) < 20  # the child stopped at what was left, not at 30 turns
+
+
+def test_subagents_work_again_in_a_resumed_session(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "a.txt").write_text("MARKER_ALPHA\n")
+    one = {"description": "look at a.txt", "prompt": "How long is a.txt?"}
+
+    def step(body: dict[str, Any]) -> Turn:
+        messages = body["messages"]
+        if SUBAGENT.search(messages[0]["content"]):
+            return model(body)
+        if messages[-1]["role"] == "user":
+            return Turn(text="Delegating.", tool_calls=(ScriptedCall("task", one),))
+        return Turn(text="Answered: " + messages[-1]["content"])
+
+    with ScriptedEndpoint([step] * 20) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        first = run_cli(["-p", "first", "--output-format", "json"], cwd=work, env=env)
+        second = run_cli(
+            ["--continue", "-p", "again", "--output-format", "json"], cwd=work, env=env
+        )
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["result"].startswith("Answered: a.txt has 1 lines")
+    names = sorted(p.name for p in (tmp_path / "state" / "sessions").glob("*.task*.jsonl"))
+    assert len(names) == 2 and names[0] != names[1]

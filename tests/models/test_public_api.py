@@ -28,6 +28,8 @@ MODULES = [
     "sse",
     "surrogates",
     "text_protocol",
+    "text_scan",
+    "text_shapes",
     "text_tools",
     "transport",
 ]

@@ -9,13 +9,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from tether.errors import ProviderError, ToolFormatError
-from tether.messages import FinishReason, Message, ToolCall, ToolResult
+from tether.messages import FinishReason, Message, ToolCall, ToolResult, Usage
 from tether.models.base import ModelRequest, ModelResponse, ToolSpec
 from tether.models.openai_compat import OpenAICompatModel
 from tether.models.retry import RetryPolicy
@@ -156,6 +157,8 @@ def test_the_call_stays_hidden_wherever_the_stream_splits(serve: Any, prose: int
         "All tests pass; the fix was an off-by-one in `parse()`.",
         "Use this:\n```python\nconfig = {'name': 'bash', 'debug': True}\n```\nThen rerun.",
         'The record is {"name": "Alice", "age": 3}.\nAction items: none.',
+        "Done: the parser now also accepts `<tool_call>` tags written with spaces.",
+        "Fixed.\n```python\nwrap = '<tool_call>' + body\n```\nSee `[TOOL_CALLS]` too.",
     ],
 )
 def test_a_final_answer_streams_whole_and_is_returned_unchanged(serve: Any, answer: str) -> None:
@@ -195,6 +198,92 @@ def test_a_plain_json_answer_also_works_without_streaming(serve: Any) -> None:
     response = model.complete(request(Message.user("go")), lambda event: None)
     assert [c.name for c in response.message.tool_calls] == ["read_file"]
     assert bodies(endpoint)[0]["stream"] is False
+
+
+class Chunked:
+    """An inner model that streams its scripted replies in pieces of `size` characters."""
+
+    name = "chunked"
+
+    def __init__(self, replies: list[str], size: int) -> None:
+        self.replies, self.size = list(replies), size
+
+    def close(self) -> None:
+        pass
+
+    def complete(self, request: ModelRequest, on_event: Any) -> ModelResponse:
+        text = self.replies.pop(0)
+        for i in range(0, len(text), self.size):
+            on_event(TextDelta(text=text[i : i + self.size]))
+        message = Message(role="assistant", content=text)
+        return ModelResponse(message, Usage(), FinishReason.STOP)
+
+
+LEAKS = {  # a reply, and what of it should stream
+    "tool_name key": ('Let me look.\n{"tool_name": "bash", "arguments": {"command": "ls"}}', ""),
+    "arguments first": ('Let me look.\n{"arguments": {"command": "ls"}, "name": "bash"}', ""),
+    "OpenAI shape": (
+        'Let me look.\n{"type": "function", "function": {"name": "bash", "arguments": {}}}',
+        "",
+    ),
+    "wrapper then prose": (
+        'Let me look.\n{"tool_call": {"name": "bash", "arguments": {}}}\nThen I fix it.',
+        "\nThen I fix it.",
+    ),
+    "list of calls": ('Let me look.\n[{"name": "bash", "arguments": {"command": "ls"}}]', ""),
+    "function tag": ('Let me look.\n<function=bash>{"command": "ls"}</function>', ""),
+    "stray close tag, then prose after the call": (
+        "Let me look.\nNo </tool_call> yet.\n"
+        '<tool_call>{"name": "bash", "arguments": {}}</tool_call>\nThen I fix it.',
+        "No </tool_call> yet.\n\nThen I fix it.",
+    ),
+}
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 7, 1000])
+@pytest.mark.parametrize(("reply", "after"), LEAKS.values(), ids=LEAKS.keys())
+def test_no_call_shows_in_the_stream_however_it_is_split(reply: str, after: str, size: int) -> None:
+    model = TextProtocolModel(Chunked([reply], size))
+    events: list[Event] = []
+    response = model.complete(request(Message.user("go")), events.append)
+    assert [c.name for c in response.message.tool_calls] == ["bash"]
+    assert texts(events) == "Let me look.\n" + after
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_a_token_glued_to_the_prose_does_not_show_either(size: int) -> None:
+    reply = 'Let me look.[TOOL_CALLS]bash[ARGS]{"command": "ls"}'
+    events: list[Event] = []
+    TextProtocolModel(Chunked([reply], size)).complete(request(Message.user("go")), events.append)
+    assert texts(events) == "Let me look."
+
+
+def test_a_long_stream_is_filtered_in_linear_time() -> None:
+    reply = "word " * 200_000 + READ
+    model = TextProtocolModel(Chunked([reply], 3))
+    started = time.perf_counter()
+    response = model.complete(request(Message.user("go")), lambda event: None)
+    assert time.perf_counter() - started < 5.0  # quadratic buffering took minutes
+    assert [c.name for c in response.message.tool_calls] == ["read_file"]
+
+
+def test_parameters_written_as_text_are_typed_by_the_tool_schema() -> None:
+    spec = ToolSpec(
+        "bash",
+        "Run a command.",
+        {
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+        },
+    )
+    reply = (
+        "<tool_call>\n<function=bash>\n<parameter=command>\nsleep 1\n</parameter>\n"
+        "<parameter=timeout>\n30\n</parameter>\n</function>\n</tool_call>"
+    )
+    model = TextProtocolModel(Chunked([reply], 4))
+    plain = ModelRequest(system=SYSTEM, messages=(Message.user("go"),), tools=(spec,))
+    (call,) = model.complete(plain, lambda event: None).message.tool_calls
+    assert json.loads(call.arguments) == {"command": "sleep 1", "timeout": 30}
 
 
 # -- history -----------------------------------------------------------------------
@@ -253,7 +342,11 @@ def test_an_unreadable_call_is_restated_and_the_exchange_is_not_kept(serve: Any)
 
     assert [c.name for c in response.message.tool_calls] == ["read_file"]
     assert response.message.content == "Let me look."
-    assert response.usage.input_tokens == input_tokens(endpoint)
+    # The answer's usage is its own request (the context's size); the two replies
+    # thrown away are side usage: paid for and counted, not the context.
+    total = response.usage.input_tokens + response.side_usage.input_tokens
+    assert total == input_tokens(endpoint)
+    assert response.side_usage.input_tokens > 0
     sent = bodies(endpoint)
     assert len(sent) == 3
     second = sent[1]["messages"]
@@ -380,6 +473,7 @@ REFUSALS = [
     (400, "Unsupported parameter: tools"),
     (400, "Unrecognized request argument supplied: tools"),
     (400, "This model does not support function calling."),
+    (400, "Tool use is not supported for this model."),
 ]
 OTHER_FAILURES = [
     (429, "Rate limit reached for requests"),
@@ -387,6 +481,12 @@ OTHER_FAILURES = [
     (400, "Invalid value for 'temperature': must be at most 2."),
     (500, "internal server error"),
     (404, "The model `gemma:2b` does not exist."),
+    (400, "parallel tool calls are not supported"),
+    (400, "This model does not support tools with vision inputs"),
+    (400, "tools is not supported in streaming mode"),
+    (400, "Streaming tool calls are not supported for this model"),
+    (500, "model does not support tools"),
+    (503, "tools are not supported"),
 ]
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tether.messages import Message, ToolCall, ToolResult
+from tether.models import text_tools
 from tether.models.base import ToolSpec
 from tether.models.text_protocol import (
     render_call,
@@ -22,7 +24,7 @@ from tether.models.text_protocol import (
     restate_request,
     tools_prompt,
 )
-from tether.models.text_tools import CALL_EXAMPLE, parse_reply
+from tether.models.text_tools import CALL_EXAMPLE, MAX_CALLS, ParsedReply, parse_reply
 
 CORPUS = Path(__file__).parent / "text_corpus"
 NAMES = frozenset({"read_file", "write_file", "edit_file", "bash", "grep", "list_files"})
@@ -128,6 +130,113 @@ def test_a_long_reply_with_many_braces_is_read_quickly() -> None:
     parsed = parse_reply(reply, NAMES, ids())
     assert parsed.calls == ()
     assert parsed.problem is None
+
+
+DEEP = '{"k":' * 1000 + "1" + "}" * 1000
+
+
+WRAPPED = '{"tool_calls": ' * 800 + '{"name": "bash", "arguments": {}}' + "}" * 800
+NESTED = {
+    "bare": (DEEP, False),
+    "answer naming a tool": ("bash said:\n" + DEEP, False),
+    "fenced": ("```json\n" + DEEP + "\n```", False),
+    "wrappers": (WRAPPED, False),
+    "tagged": (f"<tool_call>{DEEP}</tool_call>", True),
+    "tagged wrappers": (f"<tool_call>{WRAPPED}</tool_call>", True),
+    "arguments": (f'{{"name": "bash", "arguments": {DEEP}}}', True),
+    "Action Input": (f"Action: bash\nAction Input: {DEEP}", True),
+    "function tag": (f"<function=bash>{DEEP}</function>", True),
+    "Mistral": (f"[TOOL_CALLS]bash[ARGS]{DEEP}", True),
+}
+
+
+@pytest.mark.parametrize(("reply", "attempted"), NESTED.values(), ids=NESTED.keys())
+def test_deeply_nested_json_is_invalid_not_an_exception(reply: str, attempted: bool) -> None:
+    parsed = parse_reply(reply, NAMES, ids())
+    assert parsed.calls == ()
+    assert (parsed.problem is not None) == attempted
+
+
+def test_parse_reply_never_raises_even_if_a_reader_recurses_too_deep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def too_deep(*args: Any) -> Any:
+        raise RecursionError
+
+    monkeypatch.setattr(text_tools, "_parse", too_deep)
+    call = '<tool_call>{"name": "bash", "arguments": {}}</tool_call>'
+    failed = parse_reply(call, NAMES, ids())
+    assert (failed.text, failed.calls, failed.problem) == (call, (), text_tools._TOO_DEEP)
+    answer = "All done; `<tool_call>` tags are parsed now."
+    assert parse_reply(answer, NAMES, ids()) == ParsedReply(text=answer)
+
+
+def test_parameters_written_as_text_are_typed_by_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "force": {"type": "boolean"},
+            "globs": {"type": "array"},
+            "depth": {"type": ["integer", "null"]},
+            "mode": {"type": "integer"},
+        },
+    }
+    reply = (
+        "<tool_call>\n<function=grep>\n"
+        "<parameter=path>\n007\n</parameter>\n<parameter=limit>\n12\n</parameter>\n"
+        "<parameter=ratio>0.5</parameter><parameter=force>True</parameter>\n"
+        '<parameter=globs>["*.py"]</parameter><parameter=depth>3</parameter>\n'
+        "<parameter=mode>fast</parameter><parameter=other>1</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    expected = {
+        "path": "007",
+        "limit": 12,
+        "ratio": 0.5,
+        "force": True,
+        "globs": ["*.py"],
+        "depth": 3,
+        "mode": "fast",  # does not fit the schema: kept as written
+        "other": "1",  # not in the schema
+    }
+    (typed,) = parse_reply(reply, NAMES, ids(), {"grep": schema}).calls
+    assert json.loads(typed.arguments) == expected
+    (untyped,) = parse_reply(reply, NAMES, ids()).calls
+    assert json.loads(untyped.arguments)["limit"] == "12"
+
+
+def test_up_to_the_limit_of_calls_in_one_reply_are_read() -> None:
+    block = '<tool_call>{{"name": "read_file", "arguments": {{"path": "f{}"}}}}</tool_call>\n'
+    reply = "".join(block.format(i) for i in range(MAX_CALLS))
+    assert len(parse_reply(reply, NAMES, ids()).calls) == MAX_CALLS
+    react = "Action: list_files\n" * (MAX_CALLS + 1)
+    assert "more than 64" in (parse_reply(react, NAMES, ids()).problem or "")
+
+
+CALL = '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>'
+SIZE = 100_000
+SLOW_BEFORE = {  # each took seconds to minutes when every block or tag rescanned the reply
+    "unclosed thinking": "<think>" * (SIZE // 7),
+    "thinking pairs": "<think></think>" * (SIZE // 15) + CALL,
+    "fence marks without newlines": "bash " + "```" * (SIZE // 3),
+    "many empty fences": "bash\n" + "```x\n```\n" * (SIZE // 9),
+    "many valid blocks": CALL * (SIZE // len(CALL)),
+    "unclosed named objects": '{"name": "bash", "arguments": ' * (SIZE // 30),
+    "spaces after a tag": "<tool_call>" + " " * SIZE,
+    "pythonic candidates": " " * SIZE + "bash",
+    "nested lists": "bash " + "[" * (SIZE // 2) + "]" * (SIZE // 2),
+    "ReAct lines": "Action: bash\n" * (SIZE // 13),
+}
+
+
+@pytest.mark.parametrize("reply", SLOW_BEFORE.values(), ids=SLOW_BEFORE.keys())
+def test_pathological_replies_are_read_in_linear_time(reply: str) -> None:
+    started = time.perf_counter()
+    parse_reply(reply, NAMES, ids())
+    assert time.perf_counter() - started < 1.0  # ~10-100 ms; quadratic was 1-200 s
 
 
 # -- the prompt --------------------------------------------------------------------

@@ -48,26 +48,73 @@ def _usage(entry: dict[str, Any]) -> Usage:
         return Usage()
 
 
+def _whole(entry: dict[str, Any]) -> bool:
+    """Whether an entry has the shape resume relies on (a damaged one is skipped)."""
+    kind = entry.get("type")
+    try:
+        if kind == "message":
+            Message.from_dict(entry["message"])
+        elif kind == "compaction":
+            Message.from_dict(entry["head"])
+            int(entry["tail_from"])
+        elif kind == "context" and not isinstance(entry.get("stubs", {}), dict):
+            return False
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
 def resume_state(entries: Sequence[dict[str, Any]]) -> Resumed:
     """The state at the end of `entries` (a transcript's, header first)."""
     header = entries[0] if entries and entries[0].get("type") == "header" else {}
-    messages = rebuild(entries)
+    whole = [e for e in entries if _whole(e)]
+    messages = _repair(rebuild(whole))
     usage, turns = Usage(), 0
     todos: tuple[dict[str, Any], ...] = ()
-    for entry in entries:
+    for entry in whole:
         kind = entry.get("type")
-        if kind == "message" and entry.get("message", {}).get("role") == "assistant":
+        if kind == "message" and entry["message"].get("role") == "assistant":
             usage += _usage(entry)
             turns += 1
         elif kind == "compaction":
             usage += _usage(entry)
         elif kind == "todos" and isinstance(entry.get("todos"), list):
-            todos = tuple(t for t in entry["todos"] if isinstance(t, dict))
+            todos = tuple(t for t in entry["todos"] if _todo(t))
     closed = tuple(
         Message.tool(ToolResult(c.id, c.name, INTERRUPTED_RESULT, True))
         for c in _open_calls(messages)
     )
     return Resumed(header, [*messages, *closed], closed, usage, turns, todos)
+
+
+def _todo(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("content"), str) and "status" in item
+
+
+def _repair(messages: list[Message]) -> list[Message]:
+    """Every call answered once, right after its message; results of no call dropped.
+
+    Only a damaged transcript (a line lost in the middle) needs this; providers refuse
+    a conversation with a dangling call or a stray result. The last message's open
+    calls are left for `_open_calls`, which closes them on record.
+    """
+    out: list[Message] = []
+    pending: dict[str, str] = {}  # call id -> tool name, of the latest assistant message
+    for message in messages:
+        if message.role == "tool":
+            if message.tool_call_id in pending:
+                pending.pop(message.tool_call_id)
+                out.append(message)
+            continue  # a result of no open call
+        if pending:
+            out += [
+                Message.tool(ToolResult(i, n, INTERRUPTED_RESULT, True)) for i, n in pending.items()
+            ]
+        pending = {}
+        if message.role == "assistant":
+            pending = {c.id: c.name for c in message.tool_calls}
+        out.append(message)
+    return out
 
 
 def _open_calls(messages: list[Message]) -> list[Any]:

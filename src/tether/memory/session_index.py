@@ -50,7 +50,9 @@ def _summary(path: Path, workspace: Path) -> SessionInfo | None:
             header = entry
             continue
         if kind == "message":
-            message = entry.get("message") or {}
+            message = entry.get("message")
+            if not isinstance(message, dict):
+                continue  # a damaged line: skipped, as resume skips it
             role = message.get("role")
             if role == "user" and not first:
                 first = " ".join(str(message.get("content", "")).split())
@@ -93,5 +95,7 @@ def list_sessions(home: Path, workspace: Path) -> list[SessionInfo]:
 
 
 def latest_session(home: Path, workspace: Path) -> SessionInfo | None:
-    sessions = list_sessions(home, workspace)
+    """The latest session with something in it (opening tether and leaving at once
+    makes an empty one, which is no conversation to continue)."""
+    sessions = [s for s in list_sessions(home, workspace) if s.status != "empty"]
     return sessions[-1] if sessions else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -45,19 +46,28 @@ class SessionBusy(ConfigError):
     """Another process is appending to this session."""
 
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def transcript_path(home: Path, session_id: str) -> Path:
     return home / "sessions" / f"{session_id}.jsonl"
 
 
 def _lock(handle: IO[str], session_id: str) -> None:
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise SessionBusy(
-            f"Session {session_id} is in use by another tether process; wait for it to "
-            "end (or stop it), or start a new session."
-        ) from None
+    """Take the session, or say who has it. A listing's brief shared probe
+    (`is_locked`) is waited out: only a process that keeps the lock is refused."""
+    for attempt in range(10):
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if attempt < 9:
+                time.sleep(0.02)
+    handle.close()
+    raise SessionBusy(
+        f"Session {session_id} is in use by another tether process; wait for it to "
+        "end (or stop it), or start a new session."
+    ) from None
 
 
 def is_locked(path: Path) -> bool:
@@ -117,6 +127,11 @@ class Transcript:
     ) -> tuple[Transcript, int]:
         """Open an existing transcript of `workspace` to append to it, locked; and how
         many bytes of a torn last line (a crash mid-write) were cut first."""
+        if not _SESSION_ID.fullmatch(session_id) or ".." in session_id:
+            raise ConfigError(
+                f"{session_id!r} is not a session id (like 20261130-160909-f01e3b); "
+                "`tether sessions` lists them."
+            )
         path = transcript_path(home, session_id)
         try:
             handle = path.open("r+", encoding="utf-8", errors="backslashreplace")
@@ -129,6 +144,12 @@ class Transcript:
             raise ConfigError(f"Cannot open the transcript {path}: {exc.strerror}.") from None
         _lock(handle, session_id)
         header = next(read_transcript(path), {})
+        if header.get("parent_session"):
+            handle.close()
+            raise ConfigError(
+                f"Session {session_id} is a subagent's, part of session "
+                f"{header['parent_session']}; resume that one."
+            )
         if header.get("workspace") != str(workspace):
             handle.close()
             raise ConfigError(

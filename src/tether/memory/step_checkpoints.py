@@ -15,6 +15,7 @@ cover it.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +32,8 @@ __all__ = ["READ_ONLY_TOOLS", "StepCheckpoints"]
 READ_ONLY_TOOLS = frozenset(
     {"read_file", "list_files", "search_files", "read_skill", "write_todos"}
 )
-# A subagent's own steps are checkpointed one by one; holding the store for its whole
-# run would also block every other step (and undo) until it ends.
-NOT_CHECKPOINTED = READ_ONLY_TOOLS | {"task"}
+# The tools a subagent gets when its `task` call names none: all read-only.
+SUBAGENT_DEFAULT_TOOLS = ("read_file", "list_files", "search_files", "read_skill")
 _MAX_LISTED = 100
 
 
@@ -62,11 +62,17 @@ class StepCheckpoints:
         self._read_only_command = read_only_command
         self.turn = 0
         self.last: Checkpoint | None = None
+        self._opening = threading.Lock()
 
     def mutating(self, tool: str, arguments: Mapping[str, Any]) -> bool:
         """Whether the step may change the workspace; unsure means yes."""
-        if tool in NOT_CHECKPOINTED:
+        if tool in READ_ONLY_TOOLS:
             return False
+        if tool == "task":  # a subagent's work is one step: it changes files only with
+            tools = arguments.get("tools") or SUBAGENT_DEFAULT_TOOLS  # tools that can
+            return not isinstance(tools, list | tuple) or any(
+                t not in READ_ONLY_TOOLS for t in tools
+            )
         if tool == "bash" and self._read_only_command is not None:
             command = arguments.get("command")
             if isinstance(command, str):
@@ -103,7 +109,12 @@ class StepCheckpoints:
             held.__exit__(None, None, None)
 
     def store(self) -> CheckpointStore | None:
-        """The store, opened on first use; None when checkpoints are off."""
+        """The store, opened on first use; None when checkpoints are off. Subagents
+        working at once may ask together: the first opens it, the others wait."""
+        with self._opening:
+            return self._open()
+
+    def _open(self) -> CheckpointStore | None:
         if self._store is None and not self._off:
             try:
                 self._store = self._open_store()

@@ -184,17 +184,18 @@ class TextProtocolModel:
         if not request.tools or request.tool_choice == "none":
             return self._inner.complete(base, on_event)
         names = frozenset(spec.name for spec in request.tools)
-        usage = Usage()
+        schemas = {spec.name: spec.parameters for spec in request.tools}
+        spent = Usage()  # the replies thrown away: paid for, not the context's size
         extra: tuple[Message, ...] = ()
         for attempt in range(self._max_restates + 1):
             stream = _HoldBack(on_event)
             response = self._inner.complete(replace(base, messages=history + extra), stream)
-            usage = usage + response.usage
             reply = response.message.content
-            parsed = parse_reply(reply, names, self._new_id)
+            parsed = parse_reply(reply, names, self._new_id, schemas)
             if parsed.problem is None:
-                stream.finish(parsed)
-                return _response(response, parsed, usage)
+                stream.finish(reply, parsed)
+                return replace(_response(response, parsed), side_usage=spent)
+            spent = spent + response.usage
             problem = parsed.problem
             if response.finish_reason is FinishReason.LENGTH:
                 problem += " (the reply was cut off at the output limit; make it shorter)"
@@ -215,34 +216,42 @@ class TextProtocolModel:
         raise ToolFormatError(
             f"the model {self.name!r} did not write a readable tool call in {tries} "
             f"repl{'y' if tries == 1 else 'ies'} ({self._max_restates} restate requests); "
-            f"the last problem: {problem}"
+            f"the last problem: {problem}",
+            usage=spent,
         )
 
     def _new_id(self) -> str:
         return f"{self._prefix}{next(self._numbers)}"
 
 
-def _response(response: ModelResponse, parsed: ParsedReply, usage: Usage) -> ModelResponse:
+def _response(response: ModelResponse, parsed: ParsedReply) -> ModelResponse:
     """The reply with its calls; native calls a server read itself are kept too."""
     calls = parsed.calls or response.message.tool_calls
     message = replace(response.message, content=parsed.text, tool_calls=calls)
     finish = FinishReason.TOOL_CALLS if calls else response.finish_reason
-    return ModelResponse(message=message, usage=usage, finish_reason=finish, model=response.model)
+    return ModelResponse(
+        message=message, usage=response.usage, finish_reason=finish, model=response.model
+    )
 
 
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# Where a call may begin: a tag, a code fence, a ReAct line, a JSON object with a name.
+# Where a call may begin: a tag or token of some tool-call format, a code fence, a
+# ReAct line, a JSON object (or a list of them) whose first key is a call's.
 _MARKER = re.compile(
-    r"<\s*tool_call|```|^[ \t*]*Action\**[ \t]*(?:Input\**[ \t]*)?:"
-    r"|\{\s*[\"']?(?:name|tool|function)\b",
+    r"<\s*tool_call|<function=|\[TOOL_CALLS\]|<\|python_tag\|>|<[｜|]tool[▁_]|```"
+    r"|^[ \t*]*Action\**[ \t]*(?:Input\**[ \t]*)?:"
+    r"|(?:\[\s*)?\{\s*(?:[\"']?(?:name|tool|tool_name|tool_calls?|function|function_call"
+    r"|arguments|parameters)[\"']?\s*:|[\"']?type[\"']?\s*:\s*[\"']function)",
     re.I | re.M,
 )
-_PARTIAL_BRACE = re.compile(r"\{[\s\"']*[a-z]{0,8}", re.I)
+_TOKENS = ("<tool_call", "<function=", "<|python_tag|>", "<｜tool▁", "<|tool▁", "[tool_calls]")
+_PARTIAL_OBJECT = re.compile(r"[\[{][\w\s\"':{\[]*")
 _PARTIAL_ACTION = re.compile(r"[ \t*]*([a-z]{0,6})[ \t*]*", re.I)
 _WINDOW = 24
+_CANDIDATE = re.compile(r"[<\[{`]|(?<=\n)(?=.)", re.S)
 
 
 def _partial_action(tail: str) -> bool:
@@ -251,14 +260,19 @@ def _partial_action(tail: str) -> bool:
 
 
 def _held_tail(text: str, start: int) -> int:
-    """Where the end of `text` may be the first characters of a marker (else its length)."""
-    for i in range(max(start, len(text) - _WINDOW), len(text)):
+    """Where the end of `text` may be the first characters of a marker (else its length).
+
+    Holding too much only delays text: what is held and not a call is shown at the end.
+    """
+    for candidate in _CANDIDATE.finditer(text, max(start, len(text) - _WINDOW)):
+        i = candidate.start()
         tail = text[i:]
+        squeezed = tail.lower().replace(" ", "")
         if (
-            (tail[0] == "<" and "<tool_call".startswith(tail.lower().replace(" ", "")))
+            (tail[0] in "<[" and any(token.startswith(squeezed) for token in _TOKENS))
             or (tail[0] == "`" and "```".startswith(tail))
-            or (tail[0] == "{" and _PARTIAL_BRACE.fullmatch(tail))
-            or ((i == 0 or text[i - 1] == "\n") and _partial_action(tail))
+            or (tail[0] in "{[" and _PARTIAL_OBJECT.fullmatch(tail))
+            or (text[i - 1] == "\n" and _partial_action(tail))
         ):
             return i
     return len(text)
@@ -268,55 +282,86 @@ class _HoldBack:
     """Passes text deltas on until a possible call starts, then holds the rest back.
 
     Other events pass through; a `RetryScheduled` means the inner model starts its
-    answer over, so what was seen is forgotten (the UI starts over too).
+    answer over, so what was seen is forgotten (the UI starts over too). Only the text
+    not yet shown is searched, so a long reply costs time linear in its length.
     """
 
     def __init__(self, on_event: OnEvent) -> None:
         self._on_event = on_event
-        self._text = ""
+        self._reset()
+
+    def _reset(self) -> None:
+        self._parts: list[str] = []
+        self._pending = "\n"  # the last character shown (a newline at the start), then the rest
         self._shown = 0
         self._holding = False
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RetryScheduled):
-            self._text, self._shown, self._holding = "", 0, False
+            self._reset()
         elif isinstance(event, TextDelta):
-            self._text += event.text
+            self._parts.append(event.text)
             if not self._holding:
+                self._pending += event.text
                 self._release()
             return
         self._on_event(event)
 
     def _release(self) -> None:
-        marker = _MARKER.search(self._text, self._shown)
+        text = self._pending
+        marker = _MARKER.search(text, 1)
         if marker is not None:
             self._holding = True
             end = marker.start()
         else:
-            end = _held_tail(self._text, self._shown)
-        if end > self._shown:
-            self._on_event(TextDelta(text=self._text[self._shown : end]))
-            self._shown = end
+            end = _held_tail(text, 1)
+        if end > 1:
+            self._on_event(TextDelta(text=text[1:end]))
+            self._shown += end - 1
+            self._pending = text[end - 1 :]
 
-    def finish(self, parsed: ParsedReply) -> None:
+    def finish(self, reply: str, parsed: ParsedReply) -> None:
         """Show the prose not yet shown, then the calls as `ToolCallDelta`s."""
-        shown = self._text[: self._shown]
-        rest = ""
-        if parsed.text.startswith(shown):
-            rest = parsed.text[len(shown) :]
-        elif not shown.strip():
-            rest = parsed.text
-        elif parsed.text.startswith(shown.strip()):
-            rest = parsed.text[len(shown.strip()) :]
-        if rest:
-            self._on_event(TextDelta(text=rest))
+        shown = "".join(self._parts)[: self._shown]
+        pieces = parsed.pieces if parsed.calls else ((0, len(reply)),)
+        if not reply.startswith(shown):  # what was shown is not the reply's start
+            reply, pieces = parsed.text, () if shown.strip() else ((0, len(parsed.text)),)
+            shown = ""
+        rest: list[str] = []
+        for start, end in pieces:
+            if end <= len(shown):
+                continue
+            if start < len(shown):
+                rest.append(reply[len(shown) : end])
+            else:
+                rest.append(("\n\n" if rest else _joint(shown)) + reply[start:end])
+        if any(rest):
+            self._on_event(TextDelta(text="".join(rest)))
         for index, call in enumerate(parsed.calls):
             self._on_event(ToolCallDelta(index, call.id, call.name, call.arguments))
 
 
+def _joint(shown: str) -> str:
+    """What goes between the text shown and the next piece of prose: a blank line."""
+    if not shown.strip():
+        return ""
+    return "\n" * max(0, 2 - (len(shown) - len(shown.rstrip("\n"))))
+
+
+# The refusal must be of tools as such: "parallel tool calls are not supported" or "does
+# not support tools with vision inputs" refuse one use of them, which text cannot mend.
+_TOOLS = r"(?:tools?|tool[ _-]?(?:use|calling|calls)|function[ _-]?calling)"
+_NOT_QUALIFIED = (
+    r"(?<!parallel )(?<!parallel_)(?<!multiple )(?<!streaming )(?<!streamed )"
+    r"(?<!vision )(?<!strict )(?<!nested )(?<!forced )(?<!required )"
+)
+_NO_CONDITION = (
+    r"(?![ \t]*(?:with|in|when|while|during|alongside|together|combined|along|unless|if"
+    r"|for (?:stream|vision|image|multi))\b)"
+)
 _REJECTS_TOOLS = re.compile(
-    r"does not support (?:tools|tool[ _-]?(?:use|calling|calls)|function[ _-]?calling)"
-    r"|(?:tools?|tool[ _-]?(?:use|calling|calls)|function[ _-]?calling) (?:is|are) not supported"
+    rf"does not support {_TOOLS}\b{_NO_CONDITION}"
+    rf"|{_NOT_QUALIFIED}\b{_TOOLS} (?:is|are) not supported\b{_NO_CONDITION}"
     r"|tool choice requires --enable-auto-tool-choice"
     r"|tools param requires --jinja"
     r"|unsupported parameter:? ['\"`]?tools\b"
@@ -328,11 +373,14 @@ _REJECTS_TOOLS = re.compile(
 def rejects_tools(exc: ProviderError) -> bool:
     """Whether the endpoint refused the `tools` parameter, so tools as text may work.
 
-    Credentials, unknown models, rate limits and a full context are other failures
-    and never count.
+    Credentials, unknown models, rate limits, a full context and server errors (but
+    llama.cpp's, which asks for `--jinja`) are other failures and never count; nor is a
+    refusal of some use of tools only (parallel calls, with images, while streaming).
     """
     if isinstance(exc, AuthenticationError | ModelNotFoundError | ContextLengthError):
         return False
     if exc.status in (401, 403, 404, 408, 413, 429):
         return False
+    if exc.status is not None and exc.status >= 500:
+        return "--jinja" in str(exc)
     return _REJECTS_TOOLS.search(str(exc)) is not None

@@ -136,7 +136,9 @@ class Gate:
                 return WriteAction(self._workspace.resolve(arguments["path"]), tool, "edit")
             if tool == "run_tests" and self._test_command is not None:
                 command, configured = self._test_command(arguments)
-                return ToolAction(tool) if configured else ShellAction(command)
+                if configured and self.mode != "plan":  # plan mode changes nothing
+                    return ToolAction(tool)
+                return ShellAction(command)
         except (ToolError, KeyError, TypeError):
             return None
         return ToolAction(tool)

@@ -8,12 +8,13 @@ is the user's Ctrl-C, as `Interrupted`, carrying the result for the call it cut.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,7 +56,15 @@ class _Outcome:
 class Dispatcher:
     """Runs tool calls from the model against a registry, never raising on bad input."""
 
-    __slots__ = ("_around", "_context", "_gate", "_on_internal_error", "_registry", "_timeout")
+    __slots__ = (
+        "_around",
+        "_context",
+        "_gate",
+        "_on_internal_error",
+        "_registry",
+        "_stop",
+        "_timeout",
+    )
 
     def __init__(
         self,
@@ -66,10 +75,13 @@ class Dispatcher:
         on_internal_error: Callable[[str], None] | None = None,
         gate: Callable[[str, dict[str, Any]], str | None] | None = None,
         around: Around | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         """`gate(tool, arguments)` runs before each valid call: None lets it run, a
         string refuses it (the string is what the model reads). `around` wraps each
-        run the gate let through."""
+        run the gate let through. `stop`, once set, cancels the running call as Ctrl-C
+        would (a subagent's calls stop when its task is abandoned)."""
+        self._stop = stop
         self._gate = gate
         self._around = around
         self._registry = registry
@@ -81,15 +93,30 @@ class Dispatcher:
     def registry(self) -> Registry:
         return self._registry
 
-    def execute(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
-        """Run one call; `timeout` (s) caps the run below the dispatcher's own limit."""
+    @property
+    def around(self) -> Around | None:
+        return self._around
+
+    def execute(
+        self,
+        call: ToolCall,
+        *,
+        timeout: float | None = None,
+        stop: threading.Event | None = None,
+        wrap: bool = True,
+    ) -> ToolResult:
+        """Run one call; `timeout` (s) caps the run below the dispatcher's own limit;
+        `stop` cancels this call too (calls run on other threads, where Ctrl-C is not);
+        `wrap=False` leaves out `around` (the caller wraps a batch of calls as one)."""
         try:
-            return self._execute(call, timeout)
+            return self._execute(call, timeout, stop, wrap)
         except Exception as exc:  # a bug of ours must still give the call its result
             self._report(f"dispatching {call.name!r} raised", exc)
             return self._error(call, f"the call could not be run ({type(exc).__name__}: {exc}).")
 
-    def _execute(self, call: ToolCall, timeout: float | None) -> ToolResult:
+    def _execute(
+        self, call: ToolCall, timeout: float | None, stop: threading.Event | None, wrap: bool
+    ) -> ToolResult:
         name = call.name if isinstance(call.name, str) else repr(call.name)
         tool = self._registry.get(name)
         if tool is None:
@@ -104,12 +131,20 @@ class Dispatcher:
             if refusal is not None:
                 return self._error(call, refusal)
         limit = self._timeout if timeout is None else max(0.0, min(timeout, self._timeout))
-        if self._around is None:
-            return self._run(call, tool, bound, limit)
+        stops = tuple(e for e in (self._stop, stop) if e is not None)
+        if self._around is None or not wrap:
+            return self._run(call, tool, bound, limit, stops)
         with self._around(call, tool.name, bound):
-            return self._run(call, tool, bound, limit)
+            return self._run(call, tool, bound, limit, stops)
 
-    def _run(self, call: ToolCall, tool: Tool, bound: dict[str, Any], limit: float) -> ToolResult:
+    def _run(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        bound: dict[str, Any],
+        limit: float,
+        stops: tuple[threading.Event, ...] = (),
+    ) -> ToolResult:
         ctx = replace(self._context, cancel=threading.Event())
         if limit < ctx.bash_timeout:
             ctx = replace(ctx, bash_timeout=max(limit, 0.001), max_timeout=max(limit, 0.001))
@@ -135,7 +170,7 @@ class Dispatcher:
         worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
         worker.start()
         try:
-            outcome.done.wait(limit + _SLACK_S)
+            stopped = _wait(outcome.done, limit + _SLACK_S, stops)
         except KeyboardInterrupt:
             ctx.cancel.set()
             _wait_through_interrupts(outcome.done, _GRACE_S)
@@ -147,6 +182,14 @@ class Dispatcher:
                 tool.name,
             )
             raise Interrupted(ToolResult(call.id, tool.name, text, True)) from None
+        if stopped:
+            ctx.cancel.set()
+            outcome.done.wait(_GRACE_S)
+            text = outcome.text if outcome.done.is_set() else ""
+            text = _finish(text, "Stopped: the work this call belonged to was abandoned.")
+            return ToolResult(
+                call.id, tool.name, spill(text, ctx.output_limit, ctx.overflow_dir, tool.name), True
+            )
         if not outcome.done.is_set():
             ctx.cancel.set()
             outcome.done.wait(_GRACE_S)
@@ -180,6 +223,20 @@ class Dispatcher:
             f"there is no tool named {shown!r}.{hint} "
             f"Available tools: {', '.join(names)}. Call one of them by its exact name."
         )
+
+
+def _wait(done: threading.Event, seconds: float, stops: tuple[threading.Event, ...]) -> bool:
+    """Wait for `done` up to `seconds`; True if a stop came first."""
+    if not stops:
+        done.wait(seconds)
+        return False
+    until = time.monotonic() + seconds
+    while not done.wait(min(0.05, max(0.0, until - time.monotonic()))):
+        if any(e.is_set() for e in stops):
+            return True
+        if time.monotonic() >= until:
+            return False
+    return False
 
 
 def _wait_through_interrupts(done: threading.Event, grace: float) -> None:
@@ -239,3 +296,59 @@ def _example(tool: Tool) -> str:
                 str(kind), "..."
             )
     return json.dumps(sample)
+
+
+def batches(calls: Sequence[ToolCall]) -> list[tuple[ToolCall, ...]]:
+    """The calls in order, grouped: each run of `task` calls together, others alone."""
+    groups: list[tuple[ToolCall, ...]] = []
+    for call in calls:
+        if groups and call.name == "task" and groups[-1][-1].name == "task":
+            groups[-1] = (*groups[-1], call)
+        else:
+            groups.append((call,))
+    return groups
+
+
+def run_together(
+    dispatcher: Dispatcher, calls: Sequence[ToolCall], timeout: float | None, workers: int
+) -> tuple[list[ToolResult], bool]:
+    """Run `task` calls at once on up to `workers` threads: their results in order, and
+    whether Ctrl-C came. Ctrl-C reaches only the main thread, so it sets a stop the
+    calls watch; each then ends within its grace period and still has its result.
+    The batch is one step for `around` (one checkpoint before, one after): steps that
+    each held the checkpoint store would run one after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop, interrupted = threading.Event(), False
+    wrap = dispatcher.around
+    tools = sorted({t for c in calls for t in _asked_tools(c)})
+    whole = contextlib.nullcontext() if wrap is None else wrap(calls[0], "task", {"tools": tools})
+    pool = ThreadPoolExecutor(max(1, min(workers, len(calls))), "tether-together")
+    with whole:
+        try:
+            futures = [
+                pool.submit(dispatcher.execute, c, timeout=timeout, stop=stop, wrap=False)
+                for c in calls
+            ]
+            try:
+                results = [f.result() for f in futures]
+            except KeyboardInterrupt:
+                stop.set()
+                interrupted = True
+                results = [f.result() for f in futures]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return results, interrupted
+
+
+def _asked_tools(call: ToolCall) -> list[str]:
+    """The tools a task call asks for (the read-only default when it names none)."""
+    from tether.memory.step_checkpoints import SUBAGENT_DEFAULT_TOOLS
+
+    try:
+        tools = json.loads(call.arguments).get("tools")
+    except (ValueError, AttributeError):
+        tools = None
+    if not isinstance(tools, list):
+        return list(SUBAGENT_DEFAULT_TOOLS)
+    return [str(t) for t in tools]

@@ -2,9 +2,11 @@
 
 A subagent is a child `Agent` with a fresh context, its own system prompt, a subset
 of the parent's tools (read-only unless the call asks for more; never `task` or
-`write_todos`), its own turn limit, and the parent's permission gate, sandbox and
-checkpoints. It keeps its own transcript, linked from the parent's by a `subagent`
-entry, so replay sees everything; its usage joins the parent's totals. At its limit
+`write_todos`), its own turn limit, and the parent's permission gate and sandbox.
+The whole task is one step for checkpoints (taken by the parent, only when the
+child may change files), so `tether undo` takes back a subagent's work at once. It
+keeps its own transcript, linked from the parent's by a `subagent` entry, so replay
+sees everything; its usage joins the parent's totals. At its limit
 it is asked once, without tools, for a summary (the loop's ordinary closing call).
 Only the final answer comes back, as the tool result: exploration that would flood
 the parent's context stays in the child's.
@@ -17,21 +19,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import ToolError
+from tether.memory.step_checkpoints import SUBAGENT_DEFAULT_TOOLS
 from tether.tools.registry import Registry, Tool, ToolContext, tool
 
 if TYPE_CHECKING:
     from tether.messages import Usage
     from tether.models.base import Model
     from tether.observe.redact import Redactor
-    from tether.tools.dispatch import Around
 
 __all__ = ["DEFAULT_TOOLS", "SubagentRunner", "task_tool"]
 
-DEFAULT_TOOLS = ("read_file", "list_files", "search_files", "read_skill")
+DEFAULT_TOOLS = SUBAGENT_DEFAULT_TOOLS
 NEVER = frozenset({"task", "write_todos"})
 
 
@@ -47,7 +50,6 @@ class SubagentSetup:
     registry: Registry
     new_model: Callable[[], Model]
     gate: Callable[[str, dict[str, Any]], str | None] | None
-    around: Around | None
     redact: Redactor
     max_turns: int
     tool_timeout: float
@@ -58,6 +60,12 @@ class SubagentSetup:
     price: Callable[[Usage], float | None] | None
     on_usage: Callable[[Usage], None]
     link: Callable[[dict[str, Any]], None]
+    # What is left of the parent's run: tokens, cost (USD), seconds (None: no limit).
+    budget: Callable[[], tuple[int | None, float | None, float | None]] = lambda: (
+        None,
+        None,
+        None,
+    )
 
 
 class SubagentRunner:
@@ -100,11 +108,13 @@ class SubagentRunner:
     ) -> str:
         from tether.agent import Agent, Limits
         from tether.context.manager import ContextLimits, ContextManager
-        from tether.memory.sessions import Transcript
+        from tether.memory.sessions import Transcript, transcript_path
         from tether.observe.events import EventBus
         from tether.tools.dispatch import Dispatcher
 
         child_id = f"{setup.parent_session}.task{next(self._numbers)}"
+        while transcript_path(setup.home, child_id).exists():  # a resumed session's earlier
+            child_id = f"{setup.parent_session}.task{next(self._numbers)}"
         registry = Registry(chosen)
         system = _child_prompt(setup.system_prompt, description)
         transcript = Transcript.create(
@@ -122,24 +132,36 @@ class SubagentRunner:
             },
             setup.redact,
         )
-        model = setup.new_model()
+        try:
+            model = setup.new_model()
+        except BaseException:
+            transcript.close()
+            raise
         limits = ContextLimits(
             window=setup.window, soft=setup.soft, hard=setup.hard, keep_turns=setup.keep_turns
         )
+        tokens, cost, seconds = setup.budget()
         agent = Agent(
             model=model,
             dispatcher=Dispatcher(
                 registry,
                 ctx,
                 timeout=setup.tool_timeout,
-                gate=self._gate,
-                around=setup.around,
+                gate=partial(self._gate, ctx.cancel),
+                # No checkpoints of its own: the parent's task step is one checkpoint
+                stop=ctx.cancel,  # the task abandoned (Ctrl-C, timeout): its call stops too
             ),
             context=ContextManager(limits, system=system, tools=registry.specs()),
             system_prompt=system,
             bus=EventBus(),
             transcript=transcript,
-            limits=Limits(max_turns=setup.max_turns, price=setup.price),
+            limits=Limits(
+                max_turns=setup.max_turns,
+                max_tokens=tokens,
+                max_cost=cost,
+                timeout=seconds,
+                price=setup.price,
+            ),
             stop=ctx.cancel,
         )
         try:
@@ -166,12 +188,18 @@ class SubagentRunner:
             answer = f"[the subagent stopped at a limit: {result.stop_reason}]\n{answer}"
         return answer
 
-    def _gate(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
+    def _gate(self, stop: threading.Event, tool_name: str, arguments: dict[str, Any]) -> str | None:
+        """The parent's gate, one question at a time; nothing runs once the task is
+        abandoned, whatever answer a question still open at that moment gets."""
         gate = self.setup.gate if self.setup is not None else None
         if gate is None:
             return None
+        abandoned = "Not run: the task was abandoned (Ctrl-C or its time ran out)."
         with self._gate_lock:
-            return gate(tool_name, arguments)
+            if stop.is_set():
+                return abandoned
+            refusal = gate(tool_name, arguments)
+        return abandoned if stop.is_set() else refusal
 
 
 def _child_prompt(parent: str, description: str) -> str:

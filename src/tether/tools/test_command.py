@@ -160,7 +160,7 @@ def _pytest_configured(root: Path) -> bool:
             return True
     for name, section in (("setup.cfg", "tool:pytest"), ("tox.ini", "pytest")):
         text = _read(root / name)
-        if text and re.search(rf"^\s*\[{re.escape(section)}\]", text, re.MULTILINE):
+        if text and re.search(rf"^[ \t]*\[{re.escape(section)}\]", text, re.MULTILINE):
             return True
     return False
 

@@ -123,12 +123,13 @@ def _tail(text: str, max_lines: int, budget: int) -> tuple[str, int]:
     if not body:
         return "", 1 if text else 0  # no output, or one empty line
     start, shown = len(body), 0  # body[start:] is the tail so far
-    while shown < max_lines and start > 0:
-        end = start - 1 if start < len(body) else start  # body[end] ends the line before
+    end = len(body)  # the next line to take ends here (exclusive)
+    while shown < max_lines and end >= 0:
         line_start = body.rfind("\n", 0, end) + 1
         if len(body) - line_start > budget:
             break
         start, shown = line_start, shown + 1
+        end = line_start - 1  # before the newline that ends the line above
     if shown == 0:
         return body[-budget:], 1
     return body[start:], shown

@@ -110,9 +110,12 @@ def _parts(text: str, sep: str) -> dict[str, int] | None:
     return found
 
 
+# Matched against a line stripped of spaces and '=' (no run of spaces left to backtrack
+# over: a line of spaces made the unstripped form take seconds).
 _PYTEST = re.compile(
-    r"^=*\s*(?P<body>[0-9a-z, ]+?)\s+in\s+\d+(?:\.\d+)?\s?s(?:econds)?(?:\s+\([0-9:.]+\))?\s*=*$"
+    r"(?P<body>[0-9a-z][0-9a-z, ]*?) in \d+(?:\.\d+)?\s?s(?:econds)?(?: \([0-9:.]+\))?"
 )
+_LONGEST = 500  # summary lines are short; longer ones are not looked at
 _PYTEST_KEYS = {
     "passed",
     "failed",
@@ -128,7 +131,10 @@ _WARNINGS = {"warning", "warnings"}
 
 def _pytest(lines: Sequence[str]) -> Found | None:
     for index in range(len(lines) - 1, -1, -1):
-        match = _PYTEST.match(lines[index])
+        line = lines[index]
+        match = (
+            _PYTEST.fullmatch(line.strip().strip("=").strip()) if len(line) <= _LONGEST else None
+        )
         if match is None:
             continue
         body = match.group("body")
@@ -200,13 +206,14 @@ def _jest(lines: Sequence[str]) -> Found | None:
     return None
 
 
-_VITEST = re.compile(r"^Tests\s+(.+?)\s+\((\d+)\)$")
+_VITEST = re.compile(r"^Tests\s+(\S.*?)\s*\((\d+)\)$")
 _VITEST_ERRORS = re.compile(r"^Errors\s+(\d+) errors?")
 
 
 def _vitest(lines: Sequence[str]) -> Found | None:
     for index in range(len(lines) - 1, -1, -1):
-        match = _VITEST.match(lines[index].strip())
+        line = lines[index].strip()
+        match = _VITEST.match(line) if len(line) <= _LONGEST else None
         parts = _parts(match.group(1), "|") if match else None
         if match is None or parts is None:
             continue
