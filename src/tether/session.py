@@ -260,6 +260,7 @@ class Session:
             on_usage=self.agent.add_usage,
             link=self.transcript.append,
             budget=self.agent.budget,
+            report=self.bus.emit,
         )
         if self.resumed is not None:
             self.agent.messages = list(self.resumed.messages)

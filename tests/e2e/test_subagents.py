@@ -272,3 +272,21 @@ def test_subagents_work_again_in_a_resumed_session(
     assert json.loads(second.stdout)["result"].startswith("Answered: a.txt has 1 lines")
     names = sorted(p.name for p in (tmp_path / "state" / "sessions").glob("*.task*.jsonl"))
     assert len(names) == 2 and names[0] != names[1]
+
+
+def test_the_user_sees_what_subagents_do(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "a.txt").write_text("x\n")
+    (work / "b.txt").write_text("y\n")
+    with ScriptedEndpoint([model] * 10) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        streamed = run_cli(["-p", "go", "--output-format", "stream-json"], cwd=work, env=env)
+        shown = run_cli(["-p", "go", "-v"], cwd=work, env=env)
+    events = [json.loads(line) for line in streamed.stdout.splitlines()]
+    steps = [e for e in events if e["type"] == "subagent_step"]
+    assert sorted(e["description"] for e in steps) == ["look at a.txt", "look at b.txt"]
+    assert all(e["call"]["name"] == "read_file" for e in steps)
+    assert "↳ [look at a.txt] read_file: a.txt" in shown.stderr

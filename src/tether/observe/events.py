@@ -166,6 +166,16 @@ class ToolStarted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentStep(Event):
+    """A subagent (the `task` named `description`) started a tool call: shown so
+    the user sees what it does; its results stay in its own transcript."""
+
+    type: ClassVar[str] = "subagent_step"
+    description: str
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
 class ToolFinished(Event):
     type: ClassVar[str] = "tool_finished"
     call: ToolCall

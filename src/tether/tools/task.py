@@ -60,6 +60,7 @@ class SubagentSetup:
     price: Callable[[Usage], float | None] | None
     on_usage: Callable[[Usage], None]
     link: Callable[[dict[str, Any]], None]
+    report: Callable[[Any], None]  # the parent's bus: the UI shows what children do
     # What is left of the parent's run: tokens, cost (USD), seconds (None: no limit).
     budget: Callable[[], tuple[int | None, float | None, float | None]] = lambda: (
         None,
@@ -141,6 +142,8 @@ class SubagentRunner:
             window=setup.window, soft=setup.soft, hard=setup.hard, keep_turns=setup.keep_turns
         )
         tokens, cost, seconds = setup.budget()
+        child_bus = EventBus()
+        child_bus.subscribe(partial(_forward, setup.report, description))
         agent = Agent(
             model=model,
             dispatcher=Dispatcher(
@@ -153,7 +156,7 @@ class SubagentRunner:
             ),
             context=ContextManager(limits, system=system, tools=registry.specs()),
             system_prompt=system,
-            bus=EventBus(),
+            bus=child_bus,
             transcript=transcript,
             limits=Limits(
                 max_turns=setup.max_turns,
@@ -200,6 +203,14 @@ class SubagentRunner:
                 return abandoned
             refusal = gate(tool_name, arguments)
         return abandoned if stop.is_set() else refusal
+
+
+def _forward(report: Callable[[Any], None], description: str, event: Any) -> None:
+    """The child's tool calls, shown to the user through the parent's events."""
+    from tether.observe.events import SubagentStep, ToolStarted
+
+    if isinstance(event, ToolStarted):
+        report(SubagentStep(description, event.call))
 
 
 def _child_prompt(parent: str, description: str) -> str:

@@ -20,6 +20,7 @@ from tether.observe.events import (
     ReasoningDelta,
     RetryScheduled,
     RunFinished,
+    SubagentStep,
     TextDelta,
     TodosUpdated,
     ToolFinished,
@@ -92,6 +93,9 @@ class TerminalRenderer:
             self._line(
                 self._style("→ " + describe_call(event.call.name, event.call.arguments), "36")
             )
+        elif isinstance(event, SubagentStep):
+            step = describe_call(event.call.name, event.call.arguments)
+            self._line(self._style(f"  ↳ [{_cut(event.description, 40)}] {step}", "2"))
         elif isinstance(event, ToolFinished):
             self._tool_finished(event)
         elif isinstance(event, TodosUpdated):
