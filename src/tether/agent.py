@@ -126,6 +126,7 @@ class Agent:
                 self.fit_context()
                 response = self._call_model(deadline=self._deadline)
                 usage += response.usage + self._take_side_usage()
+                self._run_usage = usage  # what a subagent started now may still spend
                 if not response.message.tool_calls:
                     self._warn_if_cut(response.finish_reason)
                     return self._finish(
@@ -138,11 +139,11 @@ class Agent:
                     self._append(Message.user(note), reminder=True)
                 self.transcript.sync()
         except ProviderError as exc:
+            if isinstance(exc, ToolFormatError) and isinstance(exc.usage, Usage):
+                self.add_usage(exc.usage)  # the unreadable replies were paid for
+                usage += self._take_side_usage()
             if self._deadline is None or time.monotonic() < self._deadline:
                 bad_format = isinstance(exc, ToolFormatError)
-                if isinstance(exc, ToolFormatError) and isinstance(exc.usage, Usage):
-                    self.add_usage(exc.usage)  # the unreadable replies were paid for
-                    usage += self._take_side_usage()
                 why = StopReason.TOOL_FORMAT if bad_format else StopReason.PROVIDER_ERROR
                 return self._finish(why, "", turns, usage, start, str(exc))
             limit = (StopReason.TIMEOUT, f"the time limit ({timeout:g} s) was reached")

@@ -25,7 +25,7 @@ from tether.context.manager import ContextLimits, ContextManager
 from tether.context.system_prompt import session_prompt
 from tether.errors import ConfigError
 from tether.memory.instructions import config_home
-from tether.memory.sessions import Transcript, new_session_id, read_transcript
+from tether.memory.sessions import Transcript, new_session_id, read_transcript, record_resume
 from tether.memory.step_checkpoints import StepCheckpoints, open_store
 from tether.models.base import Model
 from tether.models.catalogue import cost_usd, lookup
@@ -134,9 +134,9 @@ class Session:
         self._tmp = Path(tempfile.mkdtemp(prefix="tether-tmp-"))
         self.model = model or build_model(settings, self.model_info)
         self._notes: list[str] = []
-        if resume is not None:
+        if resume is not None and self.resumed is not None:
             self.session_id = resume
-            self._record_resume(torn)
+            record_resume(self.transcript, self.resumed, torn=torn, model=settings.model)
         else:
             self.session_id = new_session_id()
             self.transcript = Transcript.create(
@@ -340,24 +340,6 @@ class Session:
             + "Changes made after that point are gone; read files again before editing them."
         )
         return result
-
-    def _record_resume(self, torn: int) -> None:
-        """The resume itself, and the results that close interrupted calls, on record."""
-        assert self.resumed is not None
-        closed = [m.tool_call_id for m in self.resumed.closed]
-        self.transcript.append(
-            {
-                "type": "resume",
-                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "pid": os.getpid(),
-                "model": self.settings.model,
-                "torn_bytes": torn,
-                "closed": closed,
-            }
-        )
-        for message in self.resumed.closed:
-            self.transcript.message(message)
-        self.transcript.sync()
 
     def _todos_changed(self, todos: tuple[dict[str, Any], ...]) -> None:
         """Shown to the user, and on record so that a resumed session has its list."""

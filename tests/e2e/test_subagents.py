@@ -149,8 +149,8 @@ def test_a_subagent_at_its_turn_limit_is_asked_once_for_a_summary(
     assert "Partial: I read a.txt only." in result
 
 
-def sleepy(marker_dir: Path) -> Any:
-    """Parent: two tasks allowed bash; each child runs a long command, then answers."""
+def sleepy(marker_dir: Path, names: tuple[str, ...] = ("one", "two")) -> Any:
+    """Parent: tasks allowed bash; each child runs a long command, then answers."""
 
     def step(body: dict[str, Any]) -> Turn:
         messages = body["messages"]
@@ -168,7 +168,7 @@ def sleepy(marker_dir: Path) -> Any:
             return Turn(text="Parent done.")
         calls = tuple(
             ScriptedCall("task", {"description": f"work {n}", "prompt": "Work.", "tools": ["bash"]})
-            for n in ("one", "two")
+            for n in names
         )
         return Turn(text="Delegating.", tool_calls=calls)
 
@@ -290,3 +290,28 @@ def test_the_user_sees_what_subagents_do(
     assert sorted(e["description"] for e in steps) == ["look at a.txt", "look at b.txt"]
     assert all(e["call"]["name"] == "read_file" for e in steps)
     assert "↳ [look at a.txt] read_file: a.txt" in shown.stderr
+
+
+def test_tasks_still_queued_at_ctrl_c_never_start(
+    spawn_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    import signal
+
+    work = tmp_path / "w"
+    (work / ".tether").mkdir(parents=True)
+    (work / ".tether/config.toml").write_text("[subagents]\nconcurrency = 1\n")
+    with ScriptedEndpoint([sleepy(work, ("one", "two", "three"))] * 12) as endpoint:
+        env = {**cli_env, "TETHER_BASE_URL": endpoint.url}
+        proc = spawn_cli(["-p", "go", "--permission-mode", "auto"], cwd=work, env=env)
+        deadline = time.monotonic() + 30
+        while not list(work.glob("started-*")):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        children = [
+            r for r in endpoint.requests if SUBAGENT.search(r.body["messages"][0]["content"])
+        ]
+    assert proc.returncode == 130
+    time.sleep(0.5)
+    assert len(list(work.glob("started-*"))) == 1 and len(children) == 1

@@ -44,3 +44,38 @@ def test_damaged_lines_are_skipped_and_the_conversation_repaired() -> None:
     assert [m.tool_call_id for m in state.closed] == ["c3"]
     assert state.usage.input_tokens == 12 and state.turns == 2
     assert state.todos == ({"content": "a", "status": "pending"},)
+
+
+def test_a_repaired_context_is_recorded_so_a_later_resume_rebuilds_the_same(
+    tmp_path: Any,
+) -> None:
+    from tether.context.manager import rebuild
+    from tether.memory.sessions import Transcript, read_transcript, record_resume
+    from tether.observe.redact import Redactor
+
+    transcript = Transcript.create(tmp_path, "s1", {"workspace": "/w"}, Redactor())
+    transcript.message(Message.user("go"))
+    transcript.message(Message(role="assistant", tool_calls=(call(1), call(2))))
+    transcript.message(Message.tool(ToolResult("c1", "bash", "one")))
+    # (the result of c2 lost)
+    transcript.message(Message(role="assistant", content="next", tool_calls=(call(3),)))
+    transcript.append({"type": "context", "action": "stub", "stubs": {"1O": "damaged key"}})
+    state = resume_state(list(read_transcript(transcript.path)))
+    assert state.repaired
+    record_resume(transcript, state, torn=0, model="m")
+    # The live session stubs position 3 (c2's interrupted result) later on:
+    transcript.append({"type": "context", "action": "stub", "stubs": {"3": "[stub]"}})
+    transcript.close()
+    again = resume_state(list(read_transcript(transcript.path)))
+    replayed = rebuild(
+        [
+            e
+            for e in read_transcript(transcript.path)
+            if e["type"] != "context" or e.get("action") != "stub" or "1O" not in e["stubs"]
+        ]
+    )
+    assert [(m.role, m.tool_call_id) for m in again.messages] == [
+        (m.role, m.tool_call_id) for m in replayed
+    ]
+    assert again.messages[3].content == "[stub]" and again.messages[3].tool_call_id == "c2"
+    assert not again.repaired and again.closed == ()

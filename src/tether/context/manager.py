@@ -236,6 +236,8 @@ def rebuild(entries: Sequence[dict[str, Any]]) -> list[Message]:
             view.append(Message.from_dict(entry["message"]))
         elif kind == "context" and entry.get("action") == "stub":
             view = _apply_stubs(view, entry.get("stubs") or {})
+        elif kind == "context" and entry.get("action") == "rebase":  # a repaired resume
+            view = [Message.from_dict(m) for m in entry["messages"]]
         elif kind == "compaction":
             view = [Message.from_dict(entry["head"]), *view[int(entry["tail_from"]) :]]
             view = _apply_stubs(view, entry.get("stubs") or {})

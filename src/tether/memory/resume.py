@@ -35,6 +35,7 @@ class Resumed:
     usage: Usage
     turns: int
     todos: tuple[dict[str, Any], ...]
+    repaired: bool = False  # damaged lines changed the context: record it as rebuilt
 
 
 def _usage(entry: dict[str, Any]) -> Usage:
@@ -57,18 +58,30 @@ def _whole(entry: dict[str, Any]) -> bool:
         elif kind == "compaction":
             Message.from_dict(entry["head"])
             int(entry["tail_from"])
-        elif kind == "context" and not isinstance(entry.get("stubs", {}), dict):
-            return False
+            return _stubs(entry.get("stubs") or {})
+        elif kind == "context" and entry.get("action") == "rebase":
+            for message in entry["messages"]:
+                Message.from_dict(message)
+        elif kind == "context":
+            return _stubs(entry.get("stubs") or {})
     except (KeyError, TypeError, ValueError, AttributeError):
         return False
     return True
+
+
+def _stubs(stubs: Any) -> bool:
+    """Stubs are {position: text}; a damaged line must not stop a resume."""
+    if not isinstance(stubs, dict):
+        return False
+    return all(isinstance(k, str) and k.isdigit() and isinstance(v, str) for k, v in stubs.items())
 
 
 def resume_state(entries: Sequence[dict[str, Any]]) -> Resumed:
     """The state at the end of `entries` (a transcript's, header first)."""
     header = entries[0] if entries and entries[0].get("type") == "header" else {}
     whole = [e for e in entries if _whole(e)]
-    messages = _repair(rebuild(whole))
+    rebuilt = rebuild(whole)
+    messages = _repair(rebuilt)
     usage, turns = Usage(), 0
     todos: tuple[dict[str, Any], ...] = ()
     for entry in whole:
@@ -84,7 +97,8 @@ def resume_state(entries: Sequence[dict[str, Any]]) -> Resumed:
         Message.tool(ToolResult(c.id, c.name, INTERRUPTED_RESULT, True))
         for c in _open_calls(messages)
     )
-    return Resumed(header, [*messages, *closed], closed, usage, turns, todos)
+    repaired = messages != rebuilt
+    return Resumed(header, [*messages, *closed], closed, usage, turns, todos, repaired)
 
 
 def _todo(item: Any) -> bool:

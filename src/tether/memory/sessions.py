@@ -23,11 +23,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tether.errors import ConfigError
 from tether.messages import Message
 from tether.observe.redact import Redactor
+
+if TYPE_CHECKING:
+    from tether.memory.resume import Resumed
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -36,6 +39,7 @@ __all__ = [
     "is_locked",
     "new_session_id",
     "read_transcript",
+    "record_resume",
     "transcript_path",
 ]
 
@@ -164,10 +168,10 @@ class Transcript:
 
     def append(self, entry: dict[str, Any]) -> None:
         """Write one line now; it reaches the disk for sure at the next `sync`."""
-        if self._file is None:
-            return
         line = self._redact(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         with self._lock:
+            if self._file is None:  # closed (a subagent abandoned to its thread ends late)
+                return
             self._file.write(line + "\n")
             self._file.flush()
 
@@ -176,15 +180,18 @@ class Transcript:
 
     def sync(self) -> None:
         """Flush to the disk: called at the end of every turn."""
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+                os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        if self._file is not None:
-            self.sync()
-            self._file.close()
-            self._file = None
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+                self._file = None
 
 
 def _cut_torn_tail(fd: int) -> int:
@@ -224,3 +231,26 @@ def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(entry, dict):
                 yield entry
+
+
+def record_resume(transcript: Transcript, resumed: Resumed, *, torn: int, model: str) -> None:
+    """A resume on record: the entry itself, the context whole when damaged lines made
+    it differ from a replay (later stubs count positions in it), and the results that
+    close the calls the ended process left open."""
+    transcript.append(
+        {
+            "type": "resume",
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "pid": os.getpid(),
+            "model": model,
+            "torn_bytes": torn,
+            "closed": [m.tool_call_id for m in resumed.closed],
+        }
+    )
+    if resumed.repaired:
+        count = len(resumed.messages) - len(resumed.closed)
+        repaired = [m.to_dict() for m in resumed.messages[:count]]
+        transcript.append({"type": "context", "action": "rebase", "messages": repaired})
+    for message in resumed.closed:
+        transcript.message(message)
+    transcript.sync()

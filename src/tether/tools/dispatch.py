@@ -17,12 +17,15 @@ import traceback
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.context.clamp import spill
 from tether.errors import ToolError
 from tether.messages import ToolCall, ToolResult
 from tether.tools.registry import Registry, Tool, ToolContext
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["Around", "Dispatcher", "Interrupted"]
 
@@ -323,22 +326,38 @@ def run_together(
     wrap = dispatcher.around
     tools = sorted({t for c in calls for t in _asked_tools(c)})
     whole = contextlib.nullcontext() if wrap is None else wrap(calls[0], "task", {"tools": tools})
+
+    def job(call: ToolCall) -> ToolResult:
+        if stop.is_set():  # still waiting for a thread when Ctrl-C came: never starts
+            return ToolResult(call.id, call.name, "Not run: the user interrupted the step.", True)
+        return dispatcher.execute(call, timeout=timeout, stop=stop, wrap=False)
+
     pool = ThreadPoolExecutor(max(1, min(workers, len(calls))), "tether-together")
     with whole:
         try:
-            futures = [
-                pool.submit(dispatcher.execute, c, timeout=timeout, stop=stop, wrap=False)
-                for c in calls
-            ]
+            futures = [pool.submit(job, c) for c in calls]
             try:
                 results = [f.result() for f in futures]
             except KeyboardInterrupt:
                 stop.set()
                 interrupted = True
-                results = [f.result() for f in futures]
+                results = [_settled(f, call) for f, call in zip(futures, calls, strict=True)]
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     return results, interrupted
+
+
+def _settled(future: Future[ToolResult], call: ToolCall) -> ToolResult:
+    """A stopped call's result, waiting through further Ctrl-C for its grace period."""
+    until = time.monotonic() + _GRACE_S + _SLACK_S
+    while time.monotonic() < until:
+        try:
+            return future.result(timeout=max(0.0, until - time.monotonic()))
+        except KeyboardInterrupt:
+            continue
+        except TimeoutError:
+            break
+    return ToolResult(call.id, call.name, "Stopped: the user interrupted the step.", True)
 
 
 def _asked_tools(call: ToolCall) -> list[str]:

@@ -84,6 +84,13 @@ class SubagentRunner:
     def run(self, ctx: ToolContext, description: str, prompt: str, tools: list[str] | None) -> str:
         if self.setup is None:
             raise ToolError("subagents are not available in this session")
+        used_up = [
+            name
+            for name, left in zip(("tokens", "cost", "time"), self.setup.budget(), strict=True)
+            if left is not None and left <= 0
+        ]
+        if used_up:
+            raise ToolError(f"no subagent started: the run's {used_up[0]} budget is used up")
         chosen = self._tools(self.setup.registry, tools)
         with self._slots:
             return self._run(self.setup, ctx, description, prompt, chosen)
@@ -143,7 +150,7 @@ class SubagentRunner:
         )
         tokens, cost, seconds = setup.budget()
         child_bus = EventBus()
-        child_bus.subscribe(partial(_forward, setup.report, description))
+        child_bus.subscribe(partial(_forward, setup.report, description, ctx.cancel))
         agent = Agent(
             model=model,
             dispatcher=Dispatcher(
@@ -205,11 +212,14 @@ class SubagentRunner:
         return abandoned if stop.is_set() else refusal
 
 
-def _forward(report: Callable[[Any], None], description: str, event: Any) -> None:
-    """The child's tool calls, shown to the user through the parent's events."""
+def _forward(
+    report: Callable[[Any], None], description: str, stop: threading.Event, event: Any
+) -> None:
+    """The child's tool calls, shown to the user through the parent's events (not once
+    its task is abandoned: the parent has moved on)."""
     from tether.observe.events import SubagentStep, ToolStarted
 
-    if isinstance(event, ToolStarted):
+    if isinstance(event, ToolStarted) and not stop.is_set():
         report(SubagentStep(description, event.call))
 
 
