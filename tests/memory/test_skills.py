@@ -168,7 +168,7 @@ def test_roots_are_the_skill_folders_outside_the_workspace(
     # A workspace's skill may not lead out of it (a cloned repository could point at
     # the user's files); shared skills belong in ~/.config/tether/skills.
     assert index.roots == (conf / "tether/skills/mine",)
-    assert any("linked/SKILL.md: leads outside the workspace" in p for p in index.problems)
+    assert any("linked/SKILL.md: leads outside the project" in p for p in index.problems)
 
 
 def test_none_found_no_text_and_no_yaml_import(ws: Path, conf: Path) -> None:
@@ -194,3 +194,19 @@ def test_yaml_aliases_are_refused_before_they_can_expand(ws: Path, conf: Path) -
     index = discover_skills(ws, config_home=conf)
     assert index.skills == ()
     assert any("aliases (*name) are not allowed" in p for p in index.problems)
+
+
+def test_a_workspace_inside_a_repository_also_finds_the_roots_skills(
+    tmp_path: Path, conf: Path
+) -> None:
+    repo = tmp_path / "mono"
+    (repo / ".git").mkdir(parents=True)
+    work = repo / "services" / "api"
+    work.mkdir(parents=True)
+    skill(repo / ".claude/skills/deploy", "deploy")
+    skill(repo / ".tether/skills/shared", "shared")
+    skill(work / ".tether/skills/shared", "shared")  # nearer: wins
+    index = discover_skills(work, config_home=conf)
+    assert [s.name for s in index.skills] == ["deploy", "shared"]
+    assert index.get("shared").path == work / ".tether/skills/shared/SKILL.md"  # type: ignore[union-attr]
+    assert any("is shadowed by" in p for p in index.problems)

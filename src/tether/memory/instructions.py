@@ -33,6 +33,7 @@ __all__ = [
     "config_home",
     "load_instructions",
     "read_regular",
+    "repository_root",
 ]
 
 _NAMES = ("AGENTS.md", "CLAUDE.md")  # CLAUDE.md only where no AGENTS.md stands beside it
@@ -113,7 +114,7 @@ def load_instructions(workspace: Path, *, config_home: Path, max_bytes: int) -> 
     found: list[tuple[Path, str, bytes, int]] = []  # document order
     seen: set[str] = set()
     user_file = config_home / "tether" / "AGENTS.md"
-    repository = Path(os.path.realpath(_repository_root(workspace) or workspace))
+    repository = Path(os.path.realpath(repository_root(workspace) or workspace))
     for path, label in _candidates(workspace, config_home):
         real = os.path.realpath(path)
         if real in seen:
@@ -165,7 +166,7 @@ def _candidates(workspace: Path, config_home: Path) -> list[tuple[Path, str]]:
     """The files to try, in prompt order, with the label each is shown under."""
     user = config_home / "tether" / "AGENTS.md"
     result = [(user, _user_label(config_home))] if os.path.lexists(user) else []
-    root = _repository_root(workspace)
+    root = repository_root(workspace)
     for directory in [workspace] if root is None else _chain(root, workspace):
         agents = directory / _NAMES[0]
         path = agents if os.path.lexists(agents) else directory / _NAMES[1]
@@ -180,7 +181,7 @@ def _chain(root: Path, workspace: Path) -> list[Path]:
     return [root.joinpath(*below[:n]) for n in range(len(below) + 1)]
 
 
-def _repository_root(workspace: Path) -> Path | None:
+def repository_root(workspace: Path) -> Path | None:
     """The nearest directory at or above the workspace holding `.git` (file or dir)."""
     for directory in (workspace, *workspace.parents):
         if os.path.lexists(directory / ".git"):

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tether.memory.instructions import NotReadable, read_regular
+from tether.memory.instructions import NotReadable, read_regular, repository_root
 
 __all__ = [
     "MAX_SKILL_BYTES",
@@ -77,13 +77,14 @@ class SkillIndex:
 
 
 def skill_search_paths(workspace: Path, config_home: Path) -> tuple[Path, ...]:
-    """Where skills are looked for, first wins: the project's, then the user's."""
-    return (
-        workspace / ".tether" / "skills",
-        workspace / ".agents" / "skills",
-        workspace / ".claude" / "skills",
-        config_home / "tether" / "skills",
-    )
+    """Where skills are looked for, first wins: the workspace's, then (for a workspace
+    inside a repository) the repository root's, then the user's."""
+    places = [workspace]
+    root = repository_root(workspace)
+    if root is not None and root != workspace:
+        places.append(root)
+    folders = [p / sub / "skills" for p in places for sub in (".tether", ".agents", ".claude")]
+    return (*folders, config_home / "tether" / "skills")
 
 
 def discover_skills(workspace: Path, *, config_home: Path) -> SkillIndex:
@@ -91,11 +92,12 @@ def discover_skills(workspace: Path, *, config_home: Path) -> SkillIndex:
     found = [p for root in skill_search_paths(workspace, config_home) for p in _skill_files(root)]
     problems: list[str] = []
     by_name: dict[str, Skill] = {}
-    inside = Path(os.path.realpath(workspace))
+    project = repository_root(workspace) or workspace
+    inside = Path(os.path.realpath(project))
     for path in found:
-        if path.is_relative_to(workspace) and not _within(path, inside):
+        if path.is_relative_to(project) and not _within(path, inside):
             # A cloned repository's SKILL.md may not point at the user's own files.
-            problems.append(f"{path}: leads outside the workspace; not read")
+            problems.append(f"{path}: leads outside the project; not read")
             continue
         skill = _load(path, problems)
         if skill is None:
