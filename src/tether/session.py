@@ -42,6 +42,7 @@ from tether.observe.events import (
 from tether.observe.redact import Redactor
 from tether.policy.actions import Decision
 from tether.policy.gate import Approver, Gate
+from tether.policy.relay import ApprovalRelay
 from tether.sandbox.base import SandboxPolicy, protected_paths
 from tether.sandbox.choose import for_run
 from tether.sandbox.environment import tool_environment
@@ -180,13 +181,15 @@ class Session:
             output_limit=settings.output_limit,
             overflow_dir=overflow,
         )
+        # Subagents ask on threads; the questions are put to the user on this one.
+        relay = None if approver is None else ApprovalRelay(approver)
         # The context's workspace also reads the overflow files: the gate judges with it.
         self.gate = Gate(
             settings.rules,
             settings.permission_mode,
             context.workspace,
             home=Path(env.get("HOME") or Path.home()),
-            approver=approver,
+            approver=relay,
             on_decision=self._report_decision,
             test_command=partial(
                 gate_view,
@@ -220,6 +223,7 @@ class Session:
             on_internal_error=lambda text: self.bus.emit(Notice("debug", text)),
             gate=self.gate.check,
             around=None if self.checkpoints is None else self.checkpoints.around,
+            relay=relay,
         )
         context_manager.spill = partial(_spill_stale, overflow)
         self.agent = Agent(

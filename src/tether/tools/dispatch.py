@@ -27,6 +27,8 @@ from tether.tools.registry import Registry, Tool, ToolContext
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from tether.policy.relay import ApprovalRelay
+
 __all__ = ["Around", "Dispatcher", "Interrupted"]
 
 # Wraps each permitted run of a tool (checkpoints): (call, tool name, bound arguments).
@@ -65,6 +67,7 @@ class Dispatcher:
         "_gate",
         "_on_internal_error",
         "_registry",
+        "_relay",
         "_stop",
         "_timeout",
     )
@@ -79,12 +82,16 @@ class Dispatcher:
         gate: Callable[[str, dict[str, Any]], str | None] | None = None,
         around: Around | None = None,
         stop: threading.Event | None = None,
+        relay: ApprovalRelay | None = None,
     ) -> None:
         """`gate(tool, arguments)` runs before each valid call: None lets it run, a
         string refuses it (the string is what the model reads). `around` wraps each
         run the gate let through. `stop`, once set, cancels the running call as Ctrl-C
-        would (a subagent's calls stop when its task is abandoned)."""
+        would (a subagent's calls stop when its task is abandoned). `relay` carries
+        approval questions from the threads a call starts (subagents) to this thread,
+        which asks them while it waits."""
         self._stop = stop
+        self._relay = relay
         self._gate = gate
         self._around = around
         self._registry = registry
@@ -99,6 +106,10 @@ class Dispatcher:
     @property
     def around(self) -> Around | None:
         return self._around
+
+    @property
+    def relay(self) -> ApprovalRelay | None:
+        return self._relay
 
     def execute(
         self,
@@ -172,8 +183,11 @@ class Dispatcher:
 
         worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
         worker.start()
+        relay = self._relay
         try:
-            stopped = _wait(outcome.done, limit + _SLACK_S, stops)
+            with relay.serving() if relay is not None else contextlib.nullcontext():
+                serve = relay.serve if relay is not None else None
+                stopped = _wait(outcome.done, limit + _SLACK_S, stops, serve)
         except KeyboardInterrupt:
             ctx.cancel.set()
             _wait_through_interrupts(outcome.done, _GRACE_S)
@@ -228,13 +242,21 @@ class Dispatcher:
         )
 
 
-def _wait(done: threading.Event, seconds: float, stops: tuple[threading.Event, ...]) -> bool:
-    """Wait for `done` up to `seconds`; True if a stop came first."""
-    if not stops:
+def _wait(
+    done: threading.Event,
+    seconds: float,
+    stops: tuple[threading.Event, ...],
+    serve: Callable[[], None] | None = None,
+) -> bool:
+    """Wait for `done` up to `seconds`, asking relayed questions meanwhile; True if a
+    stop came first."""
+    if not stops and serve is None:
         done.wait(seconds)
         return False
     until = time.monotonic() + seconds
     while not done.wait(min(0.05, max(0.0, until - time.monotonic()))):
+        if serve is not None:
+            serve()
         if any(e.is_set() for e in stops):
             return True
         if time.monotonic() >= until:
@@ -333,11 +355,12 @@ def run_together(
         return dispatcher.execute(call, timeout=timeout, stop=stop, wrap=False)
 
     pool = ThreadPoolExecutor(max(1, min(workers, len(calls))), "tether-together")
-    with whole:
+    relay = dispatcher.relay
+    with whole, relay.serving() if relay is not None else contextlib.nullcontext():
         try:
             futures = [pool.submit(job, c) for c in calls]
             try:
-                results = [f.result() for f in futures]
+                results = [_served(f, relay) for f in futures]
             except KeyboardInterrupt:
                 stop.set()
                 interrupted = True
@@ -345,6 +368,16 @@ def run_together(
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     return results, interrupted
+
+
+def _served(future: Future[ToolResult], relay: ApprovalRelay | None) -> ToolResult:
+    """The call's result, asking the questions its subagent relays meanwhile."""
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except TimeoutError:
+            if relay is not None:
+                relay.serve()
 
 
 def _settled(future: Future[ToolResult], call: ToolCall) -> ToolResult:
