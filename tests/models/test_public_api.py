@@ -32,6 +32,7 @@ MODULES = [
     "text_shapes",
     "text_tools",
     "transport",
+    "wire",
 ]
 
 
