@@ -23,7 +23,6 @@ Three things matter beyond a plain conversion:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from tether.messages import Message
@@ -40,15 +39,6 @@ INTERRUPTED = "No result was recorded for this call: the run stopped before it f
 _EPHEMERAL = {"type": "ephemeral"}
 
 Block = dict[str, Any]
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copies of mappings and tuples (tool schemas may be read-only views)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _input(arguments: str) -> dict[str, Any]:
@@ -234,7 +224,7 @@ class AnthropicEncoder:
                 {
                     "name": spec.name,
                     "description": spec.description,
-                    "input_schema": _plain(spec.parameters),
+                    "input_schema": spec.schema(),
                 }
                 for spec in request.tools
             ]

@@ -27,6 +27,11 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any]
 
+    def schema(self) -> dict[str, Any]:
+        """The parameters as plain dicts and lists, ready for `json.dumps` (they may be
+        read-only views)."""
+        return {str(k): _plain(v) for k, v in self.parameters.items()}
+
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
@@ -73,3 +78,11 @@ class Model(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -8,7 +8,6 @@ are assembled by `openai_response.py`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from tether.messages import Message
@@ -16,15 +15,6 @@ from tether.models.base import ModelRequest, ToolSpec
 from tether.models.surrogates import mend_surrogates
 
 __all__ = ["BodyEncoder", "request_body", "wire_message"]
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copies of mappings and tuples (tool schemas may be read-only views)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def wire_message(message: Message, *, echo_reasoning: bool = False) -> dict[str, Any]:
@@ -68,7 +58,7 @@ def request_body(request: ModelRequest, *, model: str, stream: bool) -> dict[str
                 "function": {
                     "name": spec.name,
                     "description": spec.description,
-                    "parameters": _plain(spec.parameters),
+                    "parameters": spec.schema(),
                 },
             }
             for spec in request.tools

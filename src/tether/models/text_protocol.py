@@ -23,7 +23,7 @@ import itertools
 import json
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -72,18 +72,9 @@ def tools_prompt(tools: Sequence[ToolSpec]) -> str:
     """The system-prompt section describing `tools`; the same tools give the same bytes."""
     parts = [_RULES]
     for spec in tools:
-        schema = json.dumps(_plain(spec.parameters), ensure_ascii=False, separators=(",", ":"))
+        schema = json.dumps(spec.schema(), ensure_ascii=False, separators=(",", ":"))
         parts.append(f"## {spec.name}\n{spec.description.strip()}\nParameters: {schema}")
     return "\n\n".join(parts)
-
-
-def _plain(value: Any) -> Any:
-    """Mappings and sequences as dicts and lists, which `json.dumps` accepts."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def render_call(call: ToolCall) -> str:
