@@ -8,7 +8,7 @@ the workspace, to be placed in our repository's `info/exclude`. Without them a
 checkpoint of `frontend/` would copy the `.env` and `node_modules/` that the parent
 repository ignores.
 
-Every file is read with `read_small`: the agent can make them symlinks or FIFOs, and
+Every file is read with `safe_read.read_small`: the agent can make them symlinks or FIFOs, and
 this runs outside the sandbox.
 """
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import stat
 import subprocess
 from pathlib import Path
 
 from tether.memory.checkpoint_git import CheckpointError
+from tether.safe_read import read_small
 
-__all__ = ["global_excludes_file", "inherited_excludes", "read_small", "user_exclude_file"]
+__all__ = ["global_excludes_file", "inherited_excludes", "user_exclude_file"]
 
 _MAX_LEVELS = 64
 
@@ -114,25 +114,6 @@ def _component_matches(name: bytes, pattern: bytes) -> bool:
         pattern = re.sub(rb"\\(.)", lambda m: b"[" + m.group(1) + b"]", pattern)
     pattern = pattern.replace(b"[^", b"[!")
     return fnmatch.fnmatchcase(name, pattern)
-
-
-def read_small(path: Path, limit: int = 1 << 20) -> bytes | None:
-    """A small regular file's bytes, or None: never through a final symlink, never
-    blocking on a FIFO, never more than `limit` bytes. The agent controls these files,
-    and tether reads them outside the sandbox."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        return os.read(fd, limit + 1)[:limit]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def user_exclude_file(workspace: Path) -> Path | None:

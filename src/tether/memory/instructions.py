@@ -21,18 +21,17 @@ unbounded.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.safe_read import NotReadable, read_regular
+
 __all__ = [
     "Instructions",
     "LoadedFile",
-    "NotReadable",
     "config_home",
     "load_instructions",
-    "read_regular",
     "repository_root",
 ]
 
@@ -63,49 +62,11 @@ class Instructions:
     text: str
 
 
-class NotReadable(Exception):
-    """Why a file was not read: not a regular file, or the OS refused."""
-
-
 def config_home(environ: Mapping[str, str]) -> Path:
     """Where user configuration lives, as `load_settings` finds it: $XDG_CONFIG_HOME,
     else $HOME/.config."""
     home = Path(environ.get("HOME") or Path.home())
     return Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
-
-
-def read_regular(path: Path, limit: int) -> tuple[bytes, int]:
-    """At most `limit` bytes of a regular file (symlinks followed) and its whole size.
-
-    A FIFO or device is refused before it is opened, and opened non-blocking in case
-    it was swapped in meanwhile, so a hostile repository cannot hang tether.
-    """
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise NotReadable(_kind(path))
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise NotReadable("a broken symlink" if path.is_symlink() else "missing") from None
-    except OSError as exc:
-        raise NotReadable(exc.strerror or str(exc)) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotReadable("not a regular file")
-        chunks: list[bytes] = []
-        got = 0
-        while got <= limit:
-            chunk = os.read(fd, limit + 1 - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-    except OSError as exc:
-        raise NotReadable(exc.strerror or str(exc)) from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    return data[:limit], max(st.st_size, len(data))
 
 
 def load_instructions(workspace: Path, *, config_home: Path, max_bytes: int) -> Instructions:
@@ -223,17 +184,3 @@ def _render(found: list[tuple[Path, str, bytes, int]], files: tuple[LoadedFile, 
     if not parts:
         return ""
     return _HEADER + "\n\n" + "\n\n".join(parts)
-
-
-def _kind(path: Path) -> str:
-    mode = path.stat().st_mode
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a device"),
-        (stat.S_ISBLK, "a device"),
-    ):
-        if test(mode):
-            return f"not a regular file ({name})"
-    return "not a regular file"

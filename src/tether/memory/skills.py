@@ -21,7 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tether.memory.instructions import NotReadable, read_regular, repository_root
+from tether.memory.instructions import repository_root
+from tether.safe_read import NotReadable, read_regular
 
 __all__ = [
     "MAX_SKILL_BYTES",

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 from tether.errors import ToolError
-from tether.memory.instructions import NotReadable, read_regular
 from tether.memory.skills import MAX_SKILL_BYTES, Skill, SkillIndex, split_front_matter
+from tether.safe_read import NotReadable, read_regular
 from tether.tools.registry import Tool, ToolContext, tool
 
 __all__ = ["MAX_SKILL_FILES", "read_skill_tool"]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from tether.errors import ToolError
+from tether.safe_read import NotReadable, read_regular
 from tether.tools.textio import check_text
 
 __all__ = ["TestCommand", "detect_test_command", "resolve_test_command", "runner_of"]
@@ -255,27 +256,11 @@ def _regular(path: Path) -> bool:
 
 def _read(path: Path, limit: int = _MAX_CONFIG, *, cut: bool = False) -> str | None:
     """A regular file's text, at most `limit` bytes (larger: None, or its start when
-    `cut`); opened without blocking, so a FIFO planted under the name cannot hang us."""
+    `cut`); a FIFO planted under the name cannot hang us (`read_regular`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+        data, size = read_regular(path, limit)
+    except NotReadable:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError:
+    if size > limit and not cut:
         return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit and not cut:
-        return None
-    return data[:limit].decode("utf-8", "replace")
+    return data.decode("utf-8", "replace")
