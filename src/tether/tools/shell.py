@@ -167,19 +167,32 @@ def _shown_output(result: CommandResult, budget: int) -> str:
     return cut(spilled.head, tail_src, budget, whole, spilled.newlines)
 
 
-def _status_line(result: CommandResult, limit: float) -> str:
+def cut_short(result: CommandResult, limit: float) -> str | None:
+    """How tether ended the command, if it did: a timeout or Ctrl-C."""
     if result.timed_out:
-        return f"[timed out after {limit:g} s; process group killed]"
+        return f"timed out after {limit:g} s; process group killed"
     if result.interrupted:
-        return "[interrupted; process group killed]"
+        return "interrupted; process group killed"
+    return None
+
+
+def killed_by(code: int | None) -> str | None:
+    """The signal's name when an exit code says one ended the command."""
+    if code is None or code >= 0:
+        return None
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _status_line(result: CommandResult, limit: float) -> str:
+    stopped = cut_short(result, limit)
+    if stopped is not None:
+        return f"[{stopped}]"
     code = result.exit_code
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"[exit code: {code} (killed by {name})]"
-    return f"[exit code: {code}]"
+    name = killed_by(code)
+    return f"[exit code: {code} (killed by {name})]" if name else f"[exit code: {code}]"
 
 
 def run_command(

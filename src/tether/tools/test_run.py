@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 from pathlib import Path
 
 from tether.context import overflow
 from tether.sandbox.gitguard import GitGuard
 from tether.tools.registry import ToolContext
-from tether.tools.shell import CommandResult, run_command
+from tether.tools.shell import CommandResult, cut_short, killed_by, run_command
 from tether.tools.test_command import resolve_test_command
 from tether.tools.test_summary import TestCounts, parse_summary, strip_ansi
 
@@ -98,16 +97,12 @@ def _summary_source(result: CommandResult, log: str, runner: str) -> str:
 
 def _outcome(result: CommandResult, counts: TestCounts | None, limit: float) -> str:
     described = f" — {counts.describe()}" if counts is not None else ""
-    if result.timed_out:
-        return f"tests: timed out after {limit:g} s; process group killed{described}"
-    if result.interrupted:
-        return f"tests: interrupted; process group killed{described}"
+    stopped = cut_short(result, limit)
+    if stopped is not None:
+        return f"tests: {stopped}{described}"
     code = result.exit_code
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
+    name = killed_by(code)
+    if name is not None:
         return f"tests: killed by {name} (exit code {code}){described}"
     if counts is None:
         verdict = "passed (exit code 0; " if code == 0 else f"exit code {code} ("
