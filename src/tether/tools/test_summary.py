@@ -196,14 +196,19 @@ def _jest(lines: Sequence[str]) -> Found | None:
         parts = _parts(match.group(1), ",") if match.group(1) else {}
         if parts is None:
             continue
-        counts = TestCounts(
-            passed=parts.get("passed", 0),
-            failed=parts.get("failed", 0),
-            skipped=parts.get("skipped", 0) + parts.get("todo", 0),
-            total=int(match.group(2)),
-        )
-        return counts, index
+        return _js_counts(parts, int(match.group(2))), index
     return None
+
+
+def _js_counts(parts: dict[str, int], total: int, errors: int = 0) -> TestCounts:
+    """Jest's and vitest's words for the counts (a todo is a skip)."""
+    return TestCounts(
+        passed=parts.get("passed", 0),
+        failed=parts.get("failed", 0),
+        errors=errors,
+        skipped=parts.get("skipped", 0) + parts.get("todo", 0),
+        total=total,
+    )
 
 
 _VITEST = re.compile(r"^Tests\s+(\S.*?)\s*\((\d+)\)$")
@@ -222,14 +227,7 @@ def _vitest(lines: Sequence[str]) -> Found | None:
             found = _VITEST_ERRORS.match(later.strip())
             if found:
                 errors = int(found.group(1))
-        counts = TestCounts(
-            passed=parts.get("passed", 0),
-            failed=parts.get("failed", 0),
-            errors=errors,
-            skipped=parts.get("skipped", 0) + parts.get("todo", 0),
-            total=int(match.group(2)),
-        )
-        return counts, index
+        return _js_counts(parts, int(match.group(2)), errors), index
     return None
 
 
