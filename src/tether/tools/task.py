@@ -28,6 +28,7 @@ from tether.memory.step_checkpoints import SUBAGENT_DEFAULT_TOOLS
 from tether.tools.registry import Registry, Tool, ToolContext, tool
 
 if TYPE_CHECKING:
+    from tether.context.manager import ContextLimits
     from tether.messages import Usage
     from tether.models.base import Model
     from tether.observe.redact import Redactor
@@ -53,10 +54,7 @@ class SubagentSetup:
     redact: Redactor
     max_turns: int
     tool_timeout: float
-    window: int
-    soft: float
-    hard: float
-    keep_turns: int
+    context: ContextLimits  # the parent's: a child's context has the same room
     price: Callable[[Usage], float | None] | None
     on_usage: Callable[[Usage], None]
     link: Callable[[dict[str, Any]], None]
@@ -115,7 +113,7 @@ class SubagentRunner:
         chosen: tuple[Tool, ...],
     ) -> str:
         from tether.agent import Agent, Limits
-        from tether.context.manager import ContextLimits, ContextManager
+        from tether.context.manager import ContextManager
         from tether.memory.sessions import Transcript, transcript_path
         from tether.observe.events import EventBus
         from tether.tools.dispatch import Dispatcher
@@ -145,9 +143,6 @@ class SubagentRunner:
         except BaseException:
             transcript.close()
             raise
-        limits = ContextLimits(
-            window=setup.window, soft=setup.soft, hard=setup.hard, keep_turns=setup.keep_turns
-        )
         tokens, cost, seconds = setup.budget()
         child_bus = EventBus()
         child_bus.subscribe(partial(_forward, setup.report, description, ctx.cancel))
@@ -161,7 +156,7 @@ class SubagentRunner:
                 # No checkpoints of its own: the parent's task step is one checkpoint
                 stop=ctx.cancel,  # the task abandoned (Ctrl-C, timeout): its call stops too
             ),
-            context=ContextManager(limits, system=system, tools=registry.specs()),
+            context=ContextManager(setup.context, system=system, tools=registry.specs()),
             system_prompt=system,
             bus=child_bus,
             transcript=transcript,
