@@ -12,31 +12,21 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from tests.models.wire_cases import FAST, READ, REQUEST, STREAMS
 
 from tether.errors import BadRequestError, ConfigError
 from tether.messages import FinishReason, Message, Thinking, ToolCall, ToolResult, Usage
 from tether.models.anthropic import ANTHROPIC_VERSION, AnthropicModel
 from tether.models.anthropic_response import parse_usage
-from tether.models.base import ModelRequest, ToolSpec
-from tether.models.retry import RetryPolicy
+from tether.models.base import ModelRequest
 from tether.models.scripted import ScriptedCall, ScriptedEndpoint, Turn
 from tether.models.scripted_anthropic import prompt_blocks, thinking_signature
 from tether.models.scripted_anthropic_check import MAX_CACHE_BREAKPOINTS
 from tether.observe.events import Event, ReasoningDelta, RetryScheduled, TextDelta, ToolCallDelta
 
-FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 KEY = "sk-ant-test-9f8e7d6c5b4a"
 MODEL = "claude-test"
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
 
-READ = ToolSpec(
-    "read_file",
-    "Read a file.",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
-REQUEST = ModelRequest(
-    system="You are terse.", messages=(Message.user("Fix the bug."),), tools=(READ,)
-)
 TOOL_TURN = Turn(
     text="Let me read both.",
     tool_calls=(

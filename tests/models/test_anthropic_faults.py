@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from tests.models.wire_cases import FAST, STREAMS
 
 from tether.errors import (
     AuthenticationError,
@@ -29,10 +30,8 @@ from tether.models.scripted import Fault, ScriptedCall, ScriptedEndpoint, Turn
 from tether.models.scripted_wire import FaultKind
 from tether.observe.events import Event, RetryScheduled
 
-FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 KEY = "sk-ant-test-9f8e7d6c5b4a"
 TOO_LONG = "prompt is too long: 210000 tokens > 200000 maximum"
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["sse", "plain"])
 REQUEST = ModelRequest(system="You are terse.", messages=(Message.user("Fix the bug."),))
 TURN = Turn(
     text="Reading it.",

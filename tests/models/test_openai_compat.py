@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from tests.models.wire_cases import FAST, READ, REQUEST
 
 from tether.errors import (
     AuthenticationError,
@@ -32,7 +33,7 @@ from tether.errors import (
     TransientError,
 )
 from tether.messages import FinishReason, Message, ToolCall, ToolResult
-from tether.models.base import ModelRequest, ToolSpec
+from tether.models.base import ModelRequest
 from tether.models.openai_compat import OpenAICompatModel
 from tether.models.openai_errors import display_url
 from tether.models.retry import RetryPolicy
@@ -45,7 +46,6 @@ from tether.observe.events import (
     ToolCallDelta,
 )
 
-FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 KEY = "sk-test-9f8e7d6c5b4a"
 
 
@@ -126,14 +126,6 @@ def canned() -> Iterator[CannedServer]:
     server.close()
 
 
-READ = ToolSpec(
-    "read_file",
-    "Read a file.",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
-REQUEST = ModelRequest(
-    system="You are terse.", messages=(Message.user("Fix the bug."),), tools=(READ,)
-)
 TOOL_TURN = Turn(
     text="Let me read both.",
     reasoning="Two files matter.",
