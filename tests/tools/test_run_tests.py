@@ -8,7 +8,6 @@ import re
 import shutil
 import threading
 import uuid
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +16,6 @@ import pytest
 
 from tether.errors import ToolError
 from tether.sandbox.base import Sandbox, SandboxPolicy, protected_paths
-from tether.sandbox.choose import backend
 from tether.sandbox.environment import tool_environment
 from tether.tools.registry import ToolContext
 from tether.tools.test_command import (
@@ -228,16 +226,6 @@ def test_colour_codes_are_stripped_from_the_tail(ws: Harness) -> None:
     out = ws.call(run_tests_tool(r"printf '\033[32m=== 3 passed in 0.1s ===\033[0m\n'"))
     assert out.startswith("tests: passed (exit code 0) — 3 passed\n")
     assert out.endswith("\n\n=== 3 passed in 0.1s ===")
-
-
-@pytest.fixture(params=["bwrap", "landlock"])
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = backend(request.param)
-    reason = sandbox.probe()
-    if reason is not None:
-        pytest.fail(f"the {request.param} sandbox does not work on this machine: {reason}")
-    yield sandbox
-    sandbox.close()
 
 
 def test_runs_in_the_sandbox(box: Sandbox, ws: Harness, tmp_path: Path) -> None:

@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 
-def doctor(cwd: Path, home: Path, *, xdg: Path | None = None) -> str:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TETHER_", "OPENAI_", "ANTHROPIC_", "XDG_"))
-    }
-    env.update(
-        HOME=str(home),
-        TETHER_HOME=str(home / "state"),
-        TETHER_MODEL="x",
-        TETHER_BASE_URL="http://127.0.0.1:9/v1",
-        NO_COLOR="1",
-    )
+def doctor(run_cli: Any, cli_env: dict[str, str], cwd: Path, xdg: Path | None = None) -> str:
+    env = {**cli_env, "TETHER_BASE_URL": "http://127.0.0.1:9/v1"}
     if xdg is not None:
         env["XDG_CONFIG_HOME"] = str(xdg)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tether", "doctor"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_cli(["doctor"], cwd=cwd, env=env)
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return str(proc.stdout)
 
 
-def test_doctor_lists_instructions_and_skills(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_doctor_lists_instructions_and_skills(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
     xdg = tmp_path / "xdg"
     repo = tmp_path / "repo"
     ws = repo / "pkg"
@@ -51,7 +31,7 @@ def test_doctor_lists_instructions_and_skills(tmp_path: Path) -> None:
     (ws / ".claude/skills/bad").mkdir(parents=True)
     (ws / ".claude/skills/bad/SKILL.md").write_text("no front matter\n")
 
-    out = doctor(ws, home, xdg=xdg)
+    out = doctor(run_cli, cli_env, ws, xdg)
 
     section = out[out.index("\ninstructions") :]
     assert section == (
@@ -66,14 +46,16 @@ def test_doctor_lists_instructions_and_skills(tmp_path: Path) -> None:
     )
 
 
-def test_doctor_shows_cuts_and_where_it_looked(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_doctor_shows_cuts_and_where_it_looked(
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    home = Path(cli_env["HOME"])
     ws = tmp_path / "ws"
     (ws / ".tether").mkdir(parents=True)
     (ws / ".tether/config.toml").write_text("[instructions]\nmax_bytes = 20\n")
     (ws / "AGENTS.md").write_text("line one is long\nline two\n")
 
-    out = doctor(ws, home)
+    out = doctor(run_cli, cli_env, ws)
 
     config = home / ".config"
     assert out[out.index("\ninstructions") :] == (
