@@ -72,16 +72,23 @@ class Reader:
             time.sleep(0.02)
 
 
+def asked(cli_env: dict[str, str], work: Path, url: str) -> tuple[subprocess.Popen[str], Reader]:
+    """An interactive tether asked to delegate, once the child's question is shown."""
+    proc = start(cli_env, work, url)
+    out = Reader(proc)
+    assert proc.stdin is not None
+    proc.stdin.write("delegate\n")
+    proc.stdin.flush()
+    out.wait_for("Allow?")
+    return proc, out
+
+
 def test_the_user_approves_a_subagents_command(cli_env: dict[str, str], tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()
     with ScriptedEndpoint([model(work)] * 10) as endpoint:
-        proc = start(cli_env, work, endpoint.url)
-        out = Reader(proc)
+        proc, out = asked(cli_env, work, endpoint.url)
         assert proc.stdin is not None
-        proc.stdin.write("delegate\n")
-        proc.stdin.flush()
-        out.wait_for("Allow?")
         proc.stdin.write("y\n")
         proc.stdin.close()
         proc.wait(30)
@@ -97,12 +104,8 @@ def test_ctrl_c_at_a_subagents_question_leaves_the_next_line_to_the_prompt(
     work = tmp_path / "w"
     work.mkdir()
     with ScriptedEndpoint([model(work)] * 10) as endpoint:
-        proc = start(cli_env, work, endpoint.url)
-        out = Reader(proc)
+        proc, out = asked(cli_env, work, endpoint.url)
         assert proc.stdin is not None
-        proc.stdin.write("delegate\n")
-        proc.stdin.flush()
-        out.wait_for("Allow?")
         proc.send_signal(signal.SIGINT)
         time.sleep(0.5)
         proc.stdin.write("hello there\n")
