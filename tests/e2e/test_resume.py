@@ -180,7 +180,7 @@ def test_a_torn_last_line_is_cut_and_an_interrupted_call_closed(
 
 
 def test_two_processes_cannot_append_to_one_session(
-    cli_env: dict[str, str], tmp_path: Path
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     work, state = tmp_path / "work", tmp_path / "state"
     work.mkdir()
@@ -190,14 +190,7 @@ def test_two_processes_cannot_append_to_one_session(
         busy = tether(env, work, "-p", "Think for a long time.")
         try:
             assert model.calling.wait(20)
-            listed = subprocess.run(
-                [sys.executable, "-m", "tether", "sessions", "--json"],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
+            listed = run_cli(["sessions", "--json"], cwd=work, env=env)
             (session,) = json.loads(listed.stdout)
             assert session["status"] == "running"
             second = tether(env, work, "--resume", session["session_id"], "-p", "Me too.")
@@ -207,63 +200,32 @@ def test_two_processes_cannot_append_to_one_session(
         finally:
             busy.send_signal(signal.SIGKILL)
             busy.wait(10)
-    listed = subprocess.run(
-        [sys.executable, "-m", "tether", "sessions"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    listed = run_cli(["sessions"], cwd=work, env=env)
     assert "interrupted" in listed.stdout and "Think for a long time." in listed.stdout
 
 
 def test_continue_without_a_session_and_resume_of_another_workspace_fail_clearly(
-    cli_env: dict[str, str], tmp_path: Path
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = {**cli_env, "TETHER_BASE_URL": "http://127.0.0.1:9/v1"}
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "tether", "--continue", "-p", "x"],
-        cwd=a,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["--continue", "-p", "x"], cwd=a, env=env)
     assert proc.returncode == 2 and "no earlier session" in proc.stderr
     with ScriptedEndpoint([Turn(text="hi")]) as endpoint:
         env["TETHER_BASE_URL"] = endpoint.url
-        subprocess.run(
-            [sys.executable, "-m", "tether", "-p", "x"],
-            cwd=a,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        assert run_cli(["-p", "x"], cwd=a, env=env).returncode == 0
     session = next((Path(env["TETHER_HOME"]) / "sessions").glob("*.jsonl")).stem
-    proc = subprocess.run(
-        [sys.executable, "-m", "tether", "--resume", session, "-p", "y"],
-        cwd=b,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["--resume", session, "-p", "y"], cwd=b, env=env)
     assert proc.returncode == 3 and f"ran in {a}" in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "tether", "--resume", "nope", "-p", "y"],
-        cwd=b,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["--resume", "nope", "-p", "y"], cwd=b, env=env)
     assert proc.returncode == 3 and "No session nope" in proc.stderr
     assert os.listdir(b) == []
 
 
 def test_resume_refuses_paths_and_subagent_sessions_and_continue_skips_empty_ones(
-    cli_env: dict[str, str], tmp_path: Path
+    run_cli: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     work, state = tmp_path / "work", tmp_path / "state"
     work.mkdir()
@@ -271,14 +233,7 @@ def test_resume_refuses_paths_and_subagent_sessions_and_continue_skips_empty_one
         env = {**cli_env, "TETHER_BASE_URL": ep.url, "TETHER_HOME": str(state)}
 
         def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "tether", *args],
-                cwd=work,
-                env=env,
-                input=stdin,
-                capture_output=True,
-                text=True,
-            )
+            return run_cli(list(args), cwd=work, env=env, input=stdin)
 
         assert run("-p", "remember a word").returncode == 0
         assert run(stdin="").returncode == 0  # opened and left at once: an empty session

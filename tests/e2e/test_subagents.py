@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -90,14 +88,7 @@ def test_two_subagents_run_together_and_the_parent_sees_only_their_answers(
         e["usage"]["input_tokens"] for e in entries if e.get("type") == "message" and "usage" in e
     )
     assert child_input > 0 and out["usage"]["input_tokens"] == own + child_input
-    listed = subprocess.run(
-        [sys.executable, "-m", "tether", "sessions", "--json"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    listed = run_cli(["sessions", "--json"], cwd=work, env=env)
     assert [s["session_id"] for s in json.loads(listed.stdout)] == [out["session_id"]]
 
 
