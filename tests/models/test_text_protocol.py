@@ -444,19 +444,13 @@ def test_an_endpoint_retry_starts_the_shown_text_over(serve: Any) -> None:
 
 
 def test_close_closes_the_inner_model() -> None:
-    class Inner:
-        name = "inner"
-        closed = False
-
-        def complete(self, request: ModelRequest, on_event: Any) -> ModelResponse:
-            raise AssertionError("not called")
-
-        def close(self) -> None:
-            self.closed = True
-
-    inner = Inner()
-    TextProtocolModel(inner).close()
-    assert inner.closed
+    with ScriptedEndpoint([Turn(text="Done.")]) as endpoint:
+        inner = OpenAICompatModel(base_url=endpoint.url, api_key=None, model="m", retry=FAST)
+        model = TextProtocolModel(inner)
+        model.complete(request(Message.user("go")), lambda event: None)
+        assert inner._transport._client is not None  # the real client's HTTP connection
+        model.close()
+        assert inner._transport._client is None
 
 
 # -- endpoints that refuse tools ---------------------------------------------------
