@@ -9,14 +9,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from tether.errors import ProviderError, ToolFormatError
-from tether.messages import FinishReason, Message, ToolCall, ToolResult, Usage
+from tether.messages import FinishReason, Message, ToolCall, ToolResult
 from tether.models.base import ModelRequest, ModelResponse, ToolSpec
 from tether.models.openai_compat import OpenAICompatModel
 from tether.models.retry import RetryPolicy
@@ -200,25 +199,6 @@ def test_a_plain_json_answer_also_works_without_streaming(serve: Any) -> None:
     assert bodies(endpoint)[0]["stream"] is False
 
 
-class Chunked:
-    """An inner model that streams its scripted replies in pieces of `size` characters."""
-
-    name = "chunked"
-
-    def __init__(self, replies: list[str], size: int) -> None:
-        self.replies, self.size = list(replies), size
-
-    def close(self) -> None:
-        pass
-
-    def complete(self, request: ModelRequest, on_event: Any) -> ModelResponse:
-        text = self.replies.pop(0)
-        for i in range(0, len(text), self.size):
-            on_event(TextDelta(text=text[i : i + self.size]))
-        message = Message(role="assistant", content=text)
-        return ModelResponse(message, Usage(), FinishReason.STOP)
-
-
 LEAKS = {  # a reply, and what of it should stream
     "tool_name key": ('Let me look.\n{"tool_name": "bash", "arguments": {"command": "ls"}}', ""),
     "arguments first": ('Let me look.\n{"arguments": {"command": "ls"}, "name": "bash"}', ""),
@@ -242,8 +222,10 @@ LEAKS = {  # a reply, and what of it should stream
 
 @pytest.mark.parametrize("size", [1, 2, 5, 7, 1000])
 @pytest.mark.parametrize(("reply", "after"), LEAKS.values(), ids=LEAKS.keys())
-def test_no_call_shows_in_the_stream_however_it_is_split(reply: str, after: str, size: int) -> None:
-    model = TextProtocolModel(Chunked([reply], size))
+def test_no_call_shows_in_the_stream_however_it_is_split(
+    serve: Any, reply: str, after: str, size: int
+) -> None:
+    _, model = serve([Turn(text=reply, chunk=size)])
     events: list[Event] = []
     response = model.complete(request(Message.user("go")), events.append)
     assert [c.name for c in response.message.tool_calls] == ["bash"]
@@ -251,23 +233,15 @@ def test_no_call_shows_in_the_stream_however_it_is_split(reply: str, after: str,
 
 
 @pytest.mark.parametrize("size", [1, 3, 1000])
-def test_a_token_glued_to_the_prose_does_not_show_either(size: int) -> None:
+def test_a_token_glued_to_the_prose_does_not_show_either(serve: Any, size: int) -> None:
     reply = 'Let me look.[TOOL_CALLS]bash[ARGS]{"command": "ls"}'
     events: list[Event] = []
-    TextProtocolModel(Chunked([reply], size)).complete(request(Message.user("go")), events.append)
+    _, model = serve([Turn(text=reply, chunk=size)])
+    model.complete(request(Message.user("go")), events.append)
     assert texts(events) == "Let me look."
 
 
-def test_a_long_stream_is_filtered_in_linear_time() -> None:
-    reply = "word " * 200_000 + READ
-    model = TextProtocolModel(Chunked([reply], 3))
-    started = time.perf_counter()
-    response = model.complete(request(Message.user("go")), lambda event: None)
-    assert time.perf_counter() - started < 5.0  # quadratic buffering took minutes
-    assert [c.name for c in response.message.tool_calls] == ["read_file"]
-
-
-def test_parameters_written_as_text_are_typed_by_the_tool_schema() -> None:
+def test_parameters_written_as_text_are_typed_by_the_tool_schema(serve: Any) -> None:
     spec = ToolSpec(
         "bash",
         "Run a command.",
@@ -280,7 +254,7 @@ def test_parameters_written_as_text_are_typed_by_the_tool_schema() -> None:
         "<tool_call>\n<function=bash>\n<parameter=command>\nsleep 1\n</parameter>\n"
         "<parameter=timeout>\n30\n</parameter>\n</function>\n</tool_call>"
     )
-    model = TextProtocolModel(Chunked([reply], 4))
+    _, model = serve([Turn(text=reply)])
     plain = ModelRequest(system=SYSTEM, messages=(Message.user("go"),), tools=(spec,))
     (call,) = model.complete(plain, lambda event: None).message.tool_calls
     assert json.loads(call.arguments) == {"command": "sleep 1", "timeout": 30}

@@ -50,12 +50,17 @@ class ScriptedCall:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One scripted answer; `finish_reason` defaults to what the content implies."""
+    """One scripted answer; `finish_reason` defaults to what the content implies.
+
+    `chunk` streams the text in pieces of that many characters (default: four
+    pieces), to test what a client makes of text split anywhere.
+    """
 
     text: str = ""
     tool_calls: tuple[ScriptedCall, ...] = ()
     reasoning: str = ""
     finish_reason: str | None = None
+    chunk: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +218,8 @@ def stream_payloads(
     if turn.reasoning:
         out += [chunk({"reasoning_content": p}) for p in split_text(turn.reasoning, 3) if p]
     if turn.text:
-        out += [chunk({"content": p}) for p in split_text(turn.text, 4) if p]
+        pieces = 4 if not turn.chunk else max(1, math.ceil(len(turn.text) / turn.chunk))
+        out += [chunk({"content": p}) for p in split_text(turn.text, pieces) if p]
     for index, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids, strict=True)):
         first = {"index": index, "id": call_id, "type": "function"}
         function = {"name": call.name, "arguments": ""}
