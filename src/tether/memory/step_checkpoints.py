@@ -68,8 +68,8 @@ class StepCheckpoints:
         """Whether the step may change the workspace; unsure means yes."""
         if tool in READ_ONLY_TOOLS:
             return False
-        if tool == "task":  # a subagent's work is one step: it changes files only with
-            tools = arguments.get("tools") or SUBAGENT_DEFAULT_TOOLS  # tools that can
+        if tool == "task":  # one step for a subagent's work; it writes only with tools that can
+            tools = arguments.get("tools") or SUBAGENT_DEFAULT_TOOLS
             return not isinstance(tools, list | tuple) or any(
                 t not in READ_ONLY_TOOLS for t in tools
             )

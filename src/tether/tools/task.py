@@ -33,9 +33,8 @@ if TYPE_CHECKING:
     from tether.models.base import Model
     from tether.observe.redact import Redactor
 
-__all__ = ["DEFAULT_TOOLS", "SubagentRunner", "task_tool"]
+__all__ = ["SubagentRunner", "SubagentSetup", "task_tool"]
 
-DEFAULT_TOOLS = SUBAGENT_DEFAULT_TOOLS
 NEVER = frozenset({"task", "write_todos"})
 
 
@@ -95,7 +94,7 @@ class SubagentRunner:
 
     def _tools(self, registry: Registry, asked: list[str] | None) -> tuple[Tool, ...]:
         known = {n: t for n in registry.names if n not in NEVER and (t := registry.get(n))}
-        names = [n for n in DEFAULT_TOOLS if n in known] if asked is None else list(asked)
+        names = [n for n in SUBAGENT_DEFAULT_TOOLS if n in known] if asked is None else list(asked)
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ToolError(
