@@ -218,8 +218,8 @@ def stream_payloads(
     if turn.reasoning:
         out += [chunk({"reasoning_content": p}) for p in split_text(turn.reasoning, 3) if p]
     if turn.text:
-        pieces = 4 if not turn.chunk else max(1, math.ceil(len(turn.text) / turn.chunk))
-        out += [chunk({"content": p}) for p in split_text(turn.text, pieces) if p]
+        count = 4 if not turn.chunk else max(1, math.ceil(len(turn.text) / turn.chunk))
+        out += [chunk({"content": p}) for p in split_text(turn.text, count) if p]
     for index, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids, strict=True)):
         first = {"index": index, "id": call_id, "type": "function"}
         function = {"name": call.name, "arguments": ""}
